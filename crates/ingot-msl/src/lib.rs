@@ -1,0 +1,1 @@
+//! Metal Shading Language front end (filled by the ingot-msl issue).

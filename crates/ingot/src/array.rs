@@ -1,0 +1,387 @@
+//! The array: a buffer, a layout and a dtype on a device.
+//!
+//! An [`Array`] is a view: cloning it or taking a view (slice, transpose, broadcast, reshape
+//! without copy) shares the buffer. Operations that produce new values allocate a new buffer on
+//! the same device. Arrays from different devices never mix implicitly.
+
+use std::sync::Arc;
+
+use crate::device::Device;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::{IndexItem, Layout};
+use crate::ops;
+use crate::runtime::Buffer;
+
+/// An n-dimensional array.
+///
+/// ```
+/// use ingot::{Array, DType, Device};
+/// let a = Array::from_vec(vec![1.0f32, 2.0, 3.0], &[3], Device::Cpu).unwrap();
+/// assert_eq!(a.shape(), &[3]);
+/// assert_eq!(a.dtype(), DType::Float32);
+/// assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+/// ```
+#[derive(Clone)]
+pub struct Array {
+    buffer: Arc<Buffer>,
+    layout: Layout,
+    dtype: DType,
+}
+
+/// Rust element types that map to a dtype (used by [`Array::from_vec`] and [`Array::to_vec`]).
+pub trait HostElement: bytemuck::Pod {
+    /// The dtype of this element type.
+    const DTYPE: DType;
+}
+
+macro_rules! host_element {
+    ($($t:ty => $d:ident),*) => { $(impl HostElement for $t { const DTYPE: DType = DType::$d; })* };
+}
+host_element!(i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, u8 => UInt8, u16 => UInt16,
+    u32 => UInt32, u64 => UInt64, half::f16 => Float16, half::bf16 => BFloat16, f32 => Float32,
+    f64 => Float64);
+
+impl Array {
+    /// An array over `buffer` with `layout`. Fails if the layout reaches outside the buffer.
+    pub fn from_parts(buffer: Arc<Buffer>, layout: Layout, dtype: DType) -> Result<Array> {
+        if let Some((lo, hi)) = layout.span() {
+            let _ = lo;
+            if hi * dtype.size() > buffer.nbytes() {
+                return Err(Error::Value(format!(
+                    "layout {layout:?} of {dtype} reaches past a buffer of {} bytes",
+                    buffer.nbytes()
+                )));
+            }
+        }
+        Ok(Array {
+            buffer,
+            layout,
+            dtype,
+        })
+    }
+
+    /// A new contiguous array with uninitialised contents.
+    pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Array> {
+        let size = checked_size(shape)?;
+        let nbytes = size.checked_mul(dtype.size()).ok_or(Error::OutOfMemory {
+            bytes: usize::MAX,
+            device: device.to_string(),
+        })?;
+        let buffer = device.runtime()?.allocate(nbytes)?;
+        Ok(Array {
+            buffer: Arc::new(buffer),
+            layout: Layout::contiguous(shape),
+            dtype,
+        })
+    }
+
+    /// A new contiguous array copied from host bytes in row-major order.
+    pub fn from_bytes(
+        bytes: &[u8],
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        let size = checked_size(shape)?;
+        if bytes.len() != size * dtype.size() {
+            return Err(Error::Value(format!(
+                "{} bytes given for shape {shape:?} of {dtype} ({} bytes needed)",
+                bytes.len(),
+                size * dtype.size()
+            )));
+        }
+        let a = Array::empty(shape, dtype, device)?;
+        device.runtime()?.copy_from_host(bytes, &a.buffer, 0)?;
+        Ok(a)
+    }
+
+    /// A new array from a vector of host elements.
+    pub fn from_vec<T: HostElement>(
+        data: Vec<T>,
+        shape: &[usize],
+        device: Device,
+    ) -> Result<Array> {
+        Array::from_bytes(bytemuck::cast_slice(&data), shape, T::DTYPE, device)
+    }
+
+    /// A 0-d array holding `value` converted to `dtype`.
+    pub fn scalar(value: Scalar, dtype: DType, device: Device) -> Result<Array> {
+        Array::from_bytes(&value.to_bytes(dtype), &[], dtype, device)
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        self.layout.shape()
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The device holding the array.
+    pub fn device(&self) -> Device {
+        self.buffer.device()
+    }
+
+    /// The layout (shape, strides, offset in elements).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The buffer the array views.
+    pub fn buffer(&self) -> &Arc<Buffer> {
+        &self.buffer
+    }
+
+    /// Number of axes.
+    pub fn ndim(&self) -> usize {
+        self.layout.ndim()
+    }
+
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// Size of the array's elements in bytes (`size * itemsize`).
+    pub fn nbytes(&self) -> usize {
+        self.size() * self.dtype.size()
+    }
+
+    /// True when the elements are row-major with no gaps.
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_contiguous()
+    }
+
+    /// True when the memory may be written.
+    pub fn is_writable(&self) -> bool {
+        self.buffer.is_writable()
+    }
+
+    /// True when the two arrays view the same buffer.
+    pub fn shares_buffer(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.buffer, &other.buffer)
+    }
+
+    /// The same buffer seen through another layout (checked against the buffer size).
+    pub fn with_layout(&self, layout: Layout) -> Result<Array> {
+        Array::from_parts(self.buffer.clone(), layout, self.dtype)
+    }
+
+    /// Reinterprets the bytes as another dtype of the same size.
+    pub fn view_as(&self, dtype: DType) -> Result<Array> {
+        if dtype.size() != self.dtype.size() {
+            return Err(Error::Value(format!(
+                "cannot view {} as {dtype}: element sizes differ",
+                self.dtype
+            )));
+        }
+        Array::from_parts(self.buffer.clone(), self.layout.clone(), dtype)
+    }
+
+    /// Basic indexing: integers, slices, new axes, one ellipsis. Returns a view.
+    pub fn index(&self, items: &[IndexItem]) -> Result<Array> {
+        self.with_layout(self.layout.index(items)?)
+    }
+
+    /// Reorders the axes (a view).
+    pub fn permute(&self, axes: &[usize]) -> Result<Array> {
+        self.with_layout(self.layout.permute(axes)?)
+    }
+
+    /// Reverses the axes (a view).
+    pub fn t(&self) -> Array {
+        Array {
+            buffer: self.buffer.clone(),
+            layout: self.layout.transpose(),
+            dtype: self.dtype,
+        }
+    }
+
+    /// Swaps the last two axes (a view).
+    pub fn matrix_transpose(&self) -> Result<Array> {
+        self.with_layout(self.layout.matrix_transpose()?)
+    }
+
+    /// Broadcasts to `shape` (a view with zero strides).
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Array> {
+        self.with_layout(self.layout.broadcast_to(shape)?)
+    }
+
+    /// Inserts an axis of length 1 (a view).
+    pub fn expand_dims(&self, axis: isize) -> Result<Array> {
+        let a = Layout::normalize_axis(axis, self.ndim() + 1)?;
+        self.with_layout(self.layout.expand_dims(a)?)
+    }
+
+    /// Removes axes of length 1 (all of them when `axes` is `None`).
+    pub fn squeeze(&self, axes: Option<&[isize]>) -> Result<Array> {
+        let axes: Vec<usize> = match axes {
+            Some(list) => list
+                .iter()
+                .map(|&a| Layout::normalize_axis(a, self.ndim()))
+                .collect::<Result<_>>()?,
+            None => (0..self.ndim()).filter(|&i| self.shape()[i] == 1).collect(),
+        };
+        self.with_layout(self.layout.squeeze(&axes)?)
+    }
+
+    /// The same elements with a new shape: a view when the strides allow, else a copy.
+    /// One entry of `shape` may be `-1` (inferred).
+    pub fn reshape(&self, shape: &[isize]) -> Result<Array> {
+        let shape = infer_shape(shape, self.size())?;
+        match self.layout.reshape(&shape)? {
+            Some(l) => self.with_layout(l),
+            None => self.contiguous()?.reshape_exact(&shape),
+        }
+    }
+
+    fn reshape_exact(&self, shape: &[usize]) -> Result<Array> {
+        match self.layout.reshape(shape)? {
+            Some(l) => self.with_layout(l),
+            None => Err(Error::Shape(format!(
+                "internal: contiguous array did not reshape to {shape:?}"
+            ))),
+        }
+    }
+
+    /// A contiguous array with the same values: `self` when already contiguous, else a copy.
+    pub fn contiguous(&self) -> Result<Array> {
+        if self.is_contiguous() {
+            Ok(self.clone())
+        } else {
+            self.copy()
+        }
+    }
+
+    /// A new contiguous copy.
+    pub fn copy(&self) -> Result<Array> {
+        let out = Array::empty(self.shape(), self.dtype, self.device())?;
+        ops::copy_into(self, &out)?;
+        Ok(out)
+    }
+
+    /// A copy converted to `dtype` (NumPy's `astype` results).
+    pub fn astype(&self, dtype: DType) -> Result<Array> {
+        let out = Array::empty(self.shape(), dtype, self.device())?;
+        ops::copy_into(self, &out)?;
+        Ok(out)
+    }
+
+    /// Writes `value` (broadcast and converted to this array's dtype) into this array's elements.
+    pub fn assign(&self, value: &Array) -> Result<()> {
+        ops::copy_into(value, self)
+    }
+
+    /// Fills every element with `value`.
+    pub fn fill(&self, value: Scalar) -> Result<()> {
+        let s = Array::scalar(value, self.dtype, self.device())?;
+        ops::copy_into(&s, self)
+    }
+
+    /// A copy on another device.
+    pub fn to_device(&self, device: Device) -> Result<Array> {
+        if device == self.device() {
+            return Ok(self.clone());
+        }
+        let bytes = self.to_bytes()?;
+        Array::from_bytes(&bytes, self.shape(), self.dtype, device)
+    }
+
+    /// The elements in row-major order as host bytes (synchronises with the device).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let c = self.contiguous()?;
+        let mut out = vec![0u8; c.nbytes()];
+        if !out.is_empty() {
+            let rt = c.device().runtime()?;
+            rt.copy_to_host(&c.buffer, c.layout.offset() * c.dtype.size(), &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The elements in row-major order as a vector of `T`, which must match the dtype.
+    pub fn to_vec<T: HostElement>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype {
+            return Err(Error::DTypeMismatch(format!(
+                "to_vec::<{}> of an array of {}",
+                T::DTYPE,
+                self.dtype
+            )));
+        }
+        let bytes = self.to_bytes()?;
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// The single element of a size-1 array.
+    pub fn item(&self) -> Result<Scalar> {
+        if self.size() != 1 {
+            return Err(Error::Value(format!(
+                "only arrays of size 1 can be converted to a scalar, got shape {:?}",
+                self.shape()
+            )));
+        }
+        let bytes = self.to_bytes()?;
+        Ok(Scalar::read_from(self.dtype, &bytes))
+    }
+
+    /// Fails with [`Error::ReadOnly`] unless the array may be written.
+    pub fn check_writable(&self, what: &str) -> Result<()> {
+        if self.is_writable() {
+            Ok(())
+        } else {
+            Err(Error::ReadOnly(format!(
+                "{what}: the array's memory is read-only"
+            )))
+        }
+    }
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Array(shape={:?}, dtype={}, device={})",
+            self.shape(),
+            self.dtype,
+            self.device()
+        )
+    }
+}
+
+/// The number of elements of `shape`, or an error when it overflows.
+pub fn checked_size(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::Value(format!("shape {shape:?} is too large")))
+}
+
+/// Resolves one `-1` in a requested shape.
+pub fn infer_shape(shape: &[isize], size: usize) -> Result<Vec<usize>> {
+    let unknown: Vec<usize> = (0..shape.len()).filter(|&i| shape[i] == -1).collect();
+    if unknown.len() > 1 {
+        return Err(Error::Value(
+            "can only specify one unknown dimension".into(),
+        ));
+    }
+    if let Some(&d) = shape.iter().find(|&&d| d < -1) {
+        return Err(Error::Value(format!("negative dimension {d} in shape")));
+    }
+    let known: usize = shape
+        .iter()
+        .filter(|&&d| d >= 0)
+        .map(|&d| d as usize)
+        .product();
+    let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    if let Some(&i) = unknown.first() {
+        if known == 0 || !size.is_multiple_of(known) {
+            return Err(Error::Shape(format!(
+                "cannot reshape array of size {size} into shape {shape:?}"
+            )));
+        }
+        out[i] = size / known;
+    }
+    Ok(out)
+}

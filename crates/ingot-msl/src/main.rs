@@ -1,1 +1,84 @@
-fn main() {}
+//! `ingot-msl`: translate or reflect an MSL file from the command line.
+//!
+//! ```text
+//! ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math]
+//! ingot-msl reflect FILE
+//! ```
+
+use std::process::ExitCode;
+
+use ingot_msl::{reflect_named, translate, Options, Target};
+
+const USAGE: &str = "usage:\n  ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math]\n  ingot-msl reflect FILE";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<String, String> {
+    let (cmd, rest) = args.split_first().ok_or(USAGE)?;
+    match cmd.as_str() {
+        "translate" => {
+            let mut file = None;
+            let mut target = None;
+            let mut opts = Options::new(Target::Cpu);
+            let mut it = rest.iter();
+            while let Some(a) = it.next() {
+                match a.as_str() {
+                    "--target" => {
+                        let t = it.next().ok_or("--target needs a value (cuda or cpu)")?;
+                        target = Some(
+                            Target::parse(t)
+                                .ok_or(format!("unknown target `{t}` (cuda or cpu)"))?,
+                        );
+                    }
+                    "--constant" => {
+                        let kv = it.next().ok_or("--constant needs NAME=VALUE")?;
+                        let (k, v) = kv
+                            .split_once('=')
+                            .ok_or(format!("--constant `{kv}` is not NAME=VALUE"))?;
+                        opts.constants.insert(k.to_string(), v.to_string());
+                    }
+                    "--fast-math" => opts.fast_math = true,
+                    "-h" | "--help" => return Ok(format!("{USAGE}\n")),
+                    s if s.starts_with("--") => {
+                        return Err(format!("unknown option `{s}`\n{USAGE}"))
+                    }
+                    s => {
+                        if file.replace(s.to_string()).is_some() {
+                            return Err(format!("more than one file given\n{USAGE}"));
+                        }
+                    }
+                }
+            }
+            let file = file.ok_or(USAGE)?;
+            opts.target = target.ok_or(format!("--target is required\n{USAGE}"))?;
+            opts.file_name = file.clone();
+            let src = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+            let t = translate(&src, &opts).map_err(|e| e.to_string())?;
+            Ok(t.text)
+        }
+        "reflect" => {
+            let [file] = rest else {
+                return Err(USAGE.to_string());
+            };
+            let src = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            let m = reflect_named(&src, file).map_err(|e| e.to_string())?;
+            let mut s = serde_json::to_string_pretty(&m).map_err(|e| e.to_string())?;
+            s.push('\n');
+            Ok(s)
+        }
+        "-h" | "--help" => Ok(format!("{USAGE}\n")),
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    }
+}

@@ -1,0 +1,973 @@
+//! Reflection: the entry points of a file, their parameters and features, as plain data.
+//!
+//! The runtime uses this to validate and bind arguments (buffer indices, pointee types, bytes
+//! sizes), to compute builtin roles and to pick the CPU execution strategy.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::lexer::{lex, significant, Token, TokenKind};
+use crate::syntax::{analyse, parse_int, Ctx, FunctionDef, Syntax};
+use crate::types::{parse_type, TypeInfo};
+
+/// Everything reflection finds in one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Module {
+    /// Entry points, in source order (plain kernels first, then instantiations).
+    pub entry_points: Vec<EntryPoint>,
+    /// The file's function constants.
+    pub function_constants: Vec<FunctionConstant>,
+}
+
+impl Module {
+    /// The entry point with host name `name`.
+    pub fn entry(&self, name: &str) -> Option<&EntryPoint> {
+        self.entry_points.iter().find(|e| e.name == name)
+    }
+}
+
+/// `constant T name [[function_constant(index)]];`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FunctionConstant {
+    /// The constant's name.
+    pub name: String,
+    /// Its declared type (`bool`, `int`, `float`, ...).
+    pub ty: String,
+    /// The index in the attribute (when a literal).
+    pub index: Option<u32>,
+    /// 1-based line of the declaration.
+    pub line: u32,
+}
+
+/// One entry point (a kernel the host can launch).
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryPoint {
+    /// The host name: the function's name, or the `host_name` of an instantiation.
+    pub name: String,
+    /// The C++ function it runs (the template's name for an instantiation).
+    pub function: String,
+    /// Template arguments of an instantiation (empty for a plain kernel).
+    pub template_args: Vec<String>,
+    /// 1-based line of the kernel's definition.
+    pub line: u32,
+    /// The parameters in declaration order.
+    pub params: Vec<Param>,
+    /// Indices into `params` of the ABI slots, in slot order (active buffers and bytes by
+    /// buffer index).
+    pub abi: Vec<usize>,
+    /// `[[max_total_threads_per_threadgroup(n)]]`.
+    pub max_total_threads_per_threadgroup: Option<u32>,
+    /// What the kernel (and everything it may call) uses.
+    pub features: Features,
+    /// Index into the file's function definitions (internal).
+    #[serde(skip)]
+    pub(crate) def: usize,
+}
+
+impl EntryPoint {
+    /// The ABI slots' parameters in slot order.
+    pub fn abi_params(&self) -> impl Iterator<Item = &Param> {
+        self.abi.iter().filter_map(|&i| self.params.get(i))
+    }
+}
+
+/// What an entry point uses, over its body and the user functions it may call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Features {
+    /// `threadgroup_barrier` / `simdgroup_barrier`.
+    pub barriers: bool,
+    /// SIMD-group functions (`simd_sum`, `simd_shuffle`, ...).
+    pub simdgroup: bool,
+    /// Quad-group functions (`quad_sum`, `quad_shuffle`, ...).
+    pub quad: bool,
+    /// Any threadgroup memory (static declarations, dynamic parameters, pointers).
+    pub threadgroup_memory: bool,
+    /// Dynamic threadgroup memory parameters (`[[threadgroup(n)]]`).
+    pub dynamic_threadgroup_memory: bool,
+    /// Number of static `threadgroup` variable declarations reachable from the entry point.
+    pub static_threadgroup_decls: u32,
+    /// Atomic types or functions.
+    pub atomics: bool,
+    /// `simdgroup_matrix` types and functions.
+    pub simdgroup_matrix: bool,
+}
+
+impl Features {
+    /// True when the CPU engine must run the kernel with fibers (`Mode::Fibers`): threads of
+    /// a group interact (barriers, SIMD-group functions, shared memory).
+    pub fn needs_fibers(&self) -> bool {
+        self.barriers
+            || self.simdgroup
+            || self.quad
+            || self.threadgroup_memory
+            || self.simdgroup_matrix
+    }
+
+    fn merge(&mut self, o: &Features) {
+        self.barriers |= o.barriers;
+        self.simdgroup |= o.simdgroup;
+        self.quad |= o.quad;
+        self.threadgroup_memory |= o.threadgroup_memory;
+        self.dynamic_threadgroup_memory |= o.dynamic_threadgroup_memory;
+        self.static_threadgroup_decls += o.static_threadgroup_decls;
+        self.atomics |= o.atomics;
+        self.simdgroup_matrix |= o.simdgroup_matrix;
+    }
+}
+
+/// How a parameter is bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A pointer (or non-const `device` reference) bound to a buffer.
+    Buffer,
+    /// A scalar or struct bound from host bytes (`constant T&`, by value).
+    Bytes,
+    /// Dynamic threadgroup memory (`threadgroup T* p [[threadgroup(n)]]`).
+    Threadgroup,
+    /// A builtin role (`[[thread_position_in_grid]]`, ...).
+    Builtin,
+}
+
+/// An MSL address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddressSpace {
+    /// `device`
+    Device,
+    /// `constant`
+    Constant,
+    /// `threadgroup`
+    Threadgroup,
+    /// `thread`
+    Thread,
+}
+
+/// The builtin roles a kernel parameter can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum BuiltinRole {
+    ThreadPositionInGrid,
+    ThreadPositionInThreadgroup,
+    ThreadIndexInThreadgroup,
+    ThreadgroupPositionInGrid,
+    ThreadsPerThreadgroup,
+    ThreadgroupsPerGrid,
+    ThreadsPerGrid,
+    ThreadIndexInSimdgroup,
+    SimdgroupIndexInThreadgroup,
+    SimdgroupsPerThreadgroup,
+    ThreadsPerSimdgroup,
+    DispatchThreadsPerThreadgroup,
+    ThreadExecutionWidth,
+    QuadgroupIndexInThreadgroup,
+    ThreadIndexInQuadgroup,
+}
+
+impl BuiltinRole {
+    /// All roles.
+    pub const ALL: [BuiltinRole; 15] = [
+        BuiltinRole::ThreadPositionInGrid,
+        BuiltinRole::ThreadPositionInThreadgroup,
+        BuiltinRole::ThreadIndexInThreadgroup,
+        BuiltinRole::ThreadgroupPositionInGrid,
+        BuiltinRole::ThreadsPerThreadgroup,
+        BuiltinRole::ThreadgroupsPerGrid,
+        BuiltinRole::ThreadsPerGrid,
+        BuiltinRole::ThreadIndexInSimdgroup,
+        BuiltinRole::SimdgroupIndexInThreadgroup,
+        BuiltinRole::SimdgroupsPerThreadgroup,
+        BuiltinRole::ThreadsPerSimdgroup,
+        BuiltinRole::DispatchThreadsPerThreadgroup,
+        BuiltinRole::ThreadExecutionWidth,
+        BuiltinRole::QuadgroupIndexInThreadgroup,
+        BuiltinRole::ThreadIndexInQuadgroup,
+    ];
+
+    /// The attribute name, also the field name in `ingot::cpu::thread_ids`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinRole::ThreadPositionInGrid => "thread_position_in_grid",
+            BuiltinRole::ThreadPositionInThreadgroup => "thread_position_in_threadgroup",
+            BuiltinRole::ThreadIndexInThreadgroup => "thread_index_in_threadgroup",
+            BuiltinRole::ThreadgroupPositionInGrid => "threadgroup_position_in_grid",
+            BuiltinRole::ThreadsPerThreadgroup => "threads_per_threadgroup",
+            BuiltinRole::ThreadgroupsPerGrid => "threadgroups_per_grid",
+            BuiltinRole::ThreadsPerGrid => "threads_per_grid",
+            BuiltinRole::ThreadIndexInSimdgroup => "thread_index_in_simdgroup",
+            BuiltinRole::SimdgroupIndexInThreadgroup => "simdgroup_index_in_threadgroup",
+            BuiltinRole::SimdgroupsPerThreadgroup => "simdgroups_per_threadgroup",
+            BuiltinRole::ThreadsPerSimdgroup => "threads_per_simdgroup",
+            BuiltinRole::DispatchThreadsPerThreadgroup => "dispatch_threads_per_threadgroup",
+            BuiltinRole::ThreadExecutionWidth => "thread_execution_width",
+            BuiltinRole::QuadgroupIndexInThreadgroup => "quadgroup_index_in_threadgroup",
+            BuiltinRole::ThreadIndexInQuadgroup => "thread_index_in_quadgroup",
+        }
+    }
+
+    /// True for the roles with three components (`uint3`-like); false for the scalar ones.
+    pub fn is_vector(self) -> bool {
+        matches!(
+            self,
+            BuiltinRole::ThreadPositionInGrid
+                | BuiltinRole::ThreadPositionInThreadgroup
+                | BuiltinRole::ThreadgroupPositionInGrid
+                | BuiltinRole::ThreadsPerThreadgroup
+                | BuiltinRole::ThreadgroupsPerGrid
+                | BuiltinRole::ThreadsPerGrid
+                | BuiltinRole::DispatchThreadsPerThreadgroup
+        )
+    }
+
+    /// The role named `name`.
+    pub fn from_name(name: &str) -> Option<BuiltinRole> {
+        BuiltinRole::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+/// One kernel parameter.
+#[derive(Debug, Clone, Serialize)]
+pub struct Param {
+    /// The declared name.
+    pub name: String,
+    /// How it is bound.
+    pub kind: ParamKind,
+    /// Buffer index (buffer and bytes parameters).
+    pub buffer_index: Option<u32>,
+    /// Threadgroup memory index (threadgroup parameters).
+    pub threadgroup_index: Option<u32>,
+    /// The address space written in the type.
+    pub address_space: Option<AddressSpace>,
+    /// The declared type as written, template parameters substituted
+    /// (`device const float*`, `constant Params&`, `uint3`).
+    pub ty: String,
+    /// The value type: the pointee of a pointer or reference, else the type itself, without
+    /// address space or `const` (`float`, `Params`, `uint3`).
+    pub pointee: String,
+    /// The pointee is `const` (or in the `constant` address space).
+    pub is_const: bool,
+    /// Declared as a pointer.
+    pub is_pointer: bool,
+    /// Declared as a reference.
+    pub is_reference: bool,
+    /// `pointee` parsed, when it is a known MSL type.
+    pub info: Option<TypeInfo>,
+    /// The builtin role (builtin parameters).
+    pub role: Option<BuiltinRole>,
+    /// The function constant that gates the parameter (`[[function_constant(name)]]`).
+    pub gate: Option<String>,
+    /// False when a gate is false in this translation (the parameter is not in the ABI).
+    pub active: bool,
+    /// Slot in the wrapper's ABI (active buffer and bytes parameters).
+    pub abi_slot: Option<usize>,
+    /// 1-based line of the parameter.
+    pub line: u32,
+    /// Token indices of the type (internal).
+    #[serde(skip)]
+    pub(crate) type_toks: Vec<usize>,
+}
+
+/// Reflects `source` (errors name the file `<source>`).
+pub fn reflect(source: &str) -> Result<Module> {
+    reflect_named(source, "<source>")
+}
+
+/// Reflects `source`, naming `file` in errors.
+pub fn reflect_named(source: &str, file: &str) -> Result<Module> {
+    let toks = significant(&lex(source, file, false)?);
+    let syn = analyse(source, file, &toks)?;
+    build(source, file, &toks, &syn)
+}
+
+/// Builds the module from an analysed file (shared with the translator).
+pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Result<Module> {
+    check_unsupported(src, file, toks, None)?;
+    let graph = CallGraph::new(src, toks, syn);
+    let mut entry_points = Vec::new();
+    let mut seen: HashMap<String, u32> = HashMap::new();
+    let at = |i: usize| toks.get(i).map(|t| (t.line, t.col)).unwrap_or((1, 1));
+    for (d, f) in syn.functions.iter().enumerate() {
+        if f.kernel_tok.is_none() || !f.template_params.is_empty() {
+            continue;
+        }
+        let host = f
+            .attrs
+            .iter()
+            .find(|a| a.name == "host_name")
+            .and_then(|a| a.args.first())
+            .and_then(|a| crate::syntax::unquote(a))
+            .unwrap_or_else(|| f.name.clone());
+        let e = entry(src, file, toks, syn, &graph, d, f, host, &[], &[])?;
+        entry_points.push(e);
+    }
+    for inst in &syn.instantiations {
+        let def = syn.functions.iter().position(|f| {
+            f.name == inst.function && f.kernel_tok.is_some() && !f.template_params.is_empty()
+        });
+        let Some(d) = def else {
+            let (l, c) = at(inst.start);
+            return Err(Error::new(
+                file,
+                l,
+                c,
+                format!(
+                    "instantiation `{}` names `{}`, which is not a kernel template defined in this file",
+                    inst.host_name, inst.function
+                ),
+            ));
+        };
+        let f = &syn.functions[d];
+        let e = entry(
+            src,
+            file,
+            toks,
+            syn,
+            &graph,
+            d,
+            f,
+            inst.host_name.clone(),
+            &f.template_params,
+            &inst.args,
+        )?;
+        entry_points.push(e);
+    }
+    for e in &entry_points {
+        if !is_identifier(&e.name) {
+            return Err(Error::new(
+                file,
+                e.line,
+                1,
+                format!("host name `{}` is not a valid C identifier", e.name),
+            ));
+        }
+        if let Some(prev) = seen.insert(e.name.clone(), e.line) {
+            return Err(Error::new(
+                file,
+                e.line,
+                1,
+                format!(
+                    "entry point `{}` is defined twice (first on line {prev})",
+                    e.name
+                ),
+            ));
+        }
+    }
+    let function_constants = syn
+        .function_constants
+        .iter()
+        .map(|c| FunctionConstant {
+            name: c.name.clone(),
+            ty: c.ty.clone(),
+            index: c.index,
+            line: at(c.start).0,
+        })
+        .collect();
+    Ok(Module {
+        entry_points,
+        function_constants,
+    })
+}
+
+/// True for a C identifier.
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut b = s.bytes();
+    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// Errors for MSL features ingot does not support, naming the target when there is one.
+pub(crate) fn check_unsupported(
+    src: &str,
+    file: &str,
+    toks: &[Token],
+    target: Option<crate::Target>,
+) -> Result<()> {
+    let suffix = match target {
+        Some(t) => format!("on the {t} target"),
+        None => "by ingot".to_string(),
+    };
+    for t in toks {
+        if t.kind != TokenKind::Ident {
+            continue;
+        }
+        let s = t.text(src);
+        let what = if s.starts_with("texture")
+            && matches!(
+                s,
+                "texture1d"
+                    | "texture1d_array"
+                    | "texture2d"
+                    | "texture2d_array"
+                    | "texture3d"
+                    | "texturecube"
+                    | "texturecube_array"
+                    | "texture2d_ms"
+                    | "texture2d_ms_array"
+                    | "texture_buffer"
+            )
+            || s.starts_with("depth2d")
+            || s == "depthcube"
+            || s == "sampler"
+        {
+            "textures are"
+        } else if matches!(s, "imageblock" | "threadgroup_imageblock") {
+            "imageblocks are"
+        } else if matches!(
+            s,
+            "acceleration_structure" | "intersection_function_table" | "visible_function_table"
+        ) || s.starts_with("raytracing")
+        {
+            "ray tracing and function tables are"
+        } else if s == "indirect_command_buffer" || s == "command_buffer" {
+            "indirect command buffers are"
+        } else {
+            continue;
+        };
+        return Err(Error::new(
+            file,
+            t.line,
+            t.col,
+            format!("{what} not supported {suffix} (`{s}`)"),
+        ));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn entry(
+    src: &str,
+    file: &str,
+    toks: &[Token],
+    syn: &Syntax,
+    graph: &CallGraph,
+    d: usize,
+    f: &FunctionDef,
+    host: String,
+    tparams: &[String],
+    targs: &[String],
+) -> Result<EntryPoint> {
+    let line = toks.get(f.name_tok).map(|t| t.line).unwrap_or(1);
+    let subst: HashMap<&str, &str> = tparams
+        .iter()
+        .map(String::as_str)
+        .zip(targs.iter().map(String::as_str))
+        .collect();
+    let mut params = Vec::new();
+    let mut next_buffer = 0u32;
+    let mut next_tg = 0u32;
+    let mut used_buffers: HashMap<u32, String> = HashMap::new();
+    for p in &f.params {
+        let (pl, pc) = toks
+            .get(p.start)
+            .map(|t| (t.line, t.col))
+            .unwrap_or((line, 1));
+        let perr = |msg: String| Error::new(file, pl, pc, msg);
+        let words: Vec<&str> = p.type_toks.iter().map(|&k| toks[k].text(src)).collect();
+        let ty = substitute(&words, &subst);
+        let mut address_space = None;
+        let mut is_const = false;
+        let mut is_pointer = false;
+        let mut is_reference = false;
+        let mut value_words: Vec<String> = Vec::new();
+        let mut k = 0;
+        let tyw: Vec<&str> = ty.iter().map(String::as_str).collect();
+        while k < tyw.len() {
+            let w = tyw[k];
+            match w {
+                "device" => address_space = Some(AddressSpace::Device),
+                "constant" => {
+                    address_space = Some(AddressSpace::Constant);
+                    is_const = true;
+                }
+                "threadgroup" => address_space = Some(AddressSpace::Threadgroup),
+                "thread" => address_space = Some(AddressSpace::Thread),
+                "const" if !is_pointer => is_const = true,
+                "const" | "volatile" | "restrict" | "__restrict" | "struct" => {}
+                "*" => is_pointer = true,
+                "&" | "&&" => is_reference = true,
+                "metal" if tyw.get(k + 1) == Some(&"::") => k += 1,
+                _ if !is_pointer && !is_reference => value_words.push(w.to_string()),
+                _ => {}
+            }
+            k += 1;
+        }
+        let vw: Vec<&str> = value_words.iter().map(String::as_str).collect();
+        let info = parse_type(&vw);
+        let pointee = join_words(&vw);
+        let mut buffer_attr = None;
+        let mut tg_attr = None;
+        let mut role = None;
+        let mut gate = None;
+        for a in &p.attrs {
+            let arg0 = a.args.first().map(String::as_str).unwrap_or("");
+            match a.name.as_str() {
+                "buffer" => {
+                    buffer_attr = Some(index_value(arg0, syn).ok_or_else(|| {
+                        perr(format!(
+                            "buffer index `{arg0}` of `{}` is not an integer constant",
+                            p.name
+                        ))
+                    })?)
+                }
+                "threadgroup" => {
+                    tg_attr = Some(index_value(arg0, syn).ok_or_else(|| {
+                        perr(format!(
+                            "threadgroup index `{arg0}` of `{}` is not an integer constant",
+                            p.name
+                        ))
+                    })?)
+                }
+                "function_constant" => gate = Some(arg0.to_string()),
+                "texture" | "sampler" => {
+                    return Err(perr(format!(
+                        "textures are not supported by ingot (parameter `{}`)",
+                        p.name
+                    )))
+                }
+                "maybe_unused" => {}
+                other => match BuiltinRole::from_name(other) {
+                    Some(r) => role = Some(r),
+                    None => {
+                        return Err(perr(format!(
+                            "parameter attribute `{other}` of `{}` is not supported",
+                            p.name
+                        )))
+                    }
+                },
+            }
+        }
+        let kind = if role.is_some() {
+            ParamKind::Builtin
+        } else if address_space == Some(AddressSpace::Threadgroup) || tg_attr.is_some() {
+            ParamKind::Threadgroup
+        } else if is_pointer || (is_reference && !is_const) {
+            ParamKind::Buffer
+        } else {
+            ParamKind::Bytes
+        };
+        let mut buffer_index = None;
+        let mut threadgroup_index = None;
+        match kind {
+            ParamKind::Buffer | ParamKind::Bytes => {
+                let idx = buffer_attr.unwrap_or(next_buffer);
+                next_buffer = next_buffer.max(idx.saturating_add(1));
+                if let Some(other) = used_buffers.insert(idx, p.name.clone()) {
+                    return Err(perr(format!(
+                        "buffer index {idx} of `{}` is already used by `{other}`",
+                        p.name
+                    )));
+                }
+                buffer_index = Some(idx);
+            }
+            ParamKind::Threadgroup => {
+                if !is_pointer {
+                    return Err(perr(format!(
+                        "threadgroup parameter `{}` must be a pointer (`threadgroup T* {} [[threadgroup(n)]]`)",
+                        p.name, p.name
+                    )));
+                }
+                let idx = tg_attr.unwrap_or(next_tg);
+                next_tg = next_tg.max(idx.saturating_add(1));
+                if idx >= 8 {
+                    return Err(perr(format!(
+                        "threadgroup index {idx} of `{}` is above 7",
+                        p.name
+                    )));
+                }
+                threadgroup_index = Some(idx);
+            }
+            ParamKind::Builtin => {}
+        }
+        if p.name.is_empty() {
+            return Err(perr("kernel parameters must be named".to_string()));
+        }
+        params.push(Param {
+            name: p.name.clone(),
+            kind,
+            buffer_index,
+            threadgroup_index,
+            address_space,
+            ty: join_words(&tyw),
+            pointee,
+            is_const,
+            is_pointer,
+            is_reference,
+            info,
+            role,
+            gate,
+            active: true,
+            abi_slot: None,
+            line: pl,
+            type_toks: p.type_toks.clone(),
+        });
+    }
+    let mut features = graph.features(f, targs);
+    if params.iter().any(|p| p.kind == ParamKind::Threadgroup) {
+        features.dynamic_threadgroup_memory = true;
+        features.threadgroup_memory = true;
+    }
+    if params.iter().any(|p| p.info.is_some_and(|i| i.atomic)) {
+        features.atomics = true;
+    }
+    let max_total_threads_per_threadgroup = f
+        .attrs
+        .iter()
+        .find(|a| a.name == "max_total_threads_per_threadgroup")
+        .and_then(|a| a.args.first())
+        .and_then(|a| index_value(a, syn));
+    let mut e = EntryPoint {
+        name: host,
+        function: f.name.clone(),
+        template_args: targs.to_vec(),
+        line,
+        params,
+        abi: Vec::new(),
+        max_total_threads_per_threadgroup,
+        features,
+        def: d,
+    };
+    assign_abi(&mut e);
+    Ok(e)
+}
+
+/// Recomputes `abi` and `abi_slot` from the active buffer and bytes parameters.
+pub(crate) fn assign_abi(e: &mut EntryPoint) {
+    let mut slots: Vec<usize> = (0..e.params.len())
+        .filter(|&i| {
+            let p = &e.params[i];
+            p.active && matches!(p.kind, ParamKind::Buffer | ParamKind::Bytes)
+        })
+        .collect();
+    slots.sort_by_key(|&i| e.params[i].buffer_index.unwrap_or(u32::MAX));
+    for p in &mut e.params {
+        p.abi_slot = None;
+    }
+    for (slot, &i) in slots.iter().enumerate() {
+        e.params[i].abi_slot = Some(slot);
+    }
+    e.abi = slots;
+}
+
+/// An index attribute argument: an integer literal, or a macro / program constant naming one.
+fn index_value(arg: &str, syn: &Syntax) -> Option<u32> {
+    if let Some(v) = parse_int(arg) {
+        return Some(v);
+    }
+    let body = syn.macros.get(arg.trim())?;
+    parse_int(body.trim().trim_start_matches('(').trim_end_matches(')'))
+}
+
+fn substitute(words: &[&str], subst: &HashMap<&str, &str>) -> Vec<String> {
+    words
+        .iter()
+        .map(|w| {
+            subst
+                .get(w)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| w.to_string())
+        })
+        .collect()
+}
+
+/// Joins words with a space only between two word-like ones.
+pub(crate) fn join_words(words: &[&str]) -> String {
+    let mut out = String::new();
+    let mut prev_word = false;
+    for w in words {
+        let word = w
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if word && prev_word {
+            out.push(' ');
+        }
+        out.push_str(w);
+        prev_word = w
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    }
+    out
+}
+
+/// True when the `threadgroup` token at `i` starts a variable declaration in a function body
+/// (not a pointer or reference, not a cast or template argument).
+pub(crate) fn is_threadgroup_var_decl(src: &str, toks: &[Token], ctx: &[Ctx], i: usize) -> bool {
+    if ctx.get(i) != Some(&Ctx::Body) {
+        return false;
+    }
+    let prev_ok = match i.checked_sub(1).and_then(|p| toks.get(p)) {
+        None => true,
+        Some(p) => {
+            matches!(p.kind, TokenKind::Preprocessor | TokenKind::AttrClose)
+                || matches!(p.text(src), ";" | "{" | "}" | ":" | "static")
+        }
+    };
+    if !prev_ok {
+        return false;
+    }
+    let mut depth = 0i32;
+    for t in toks.iter().skip(i + 1) {
+        match t.text(src) {
+            "<" | "(" => depth += 1,
+            ">" | ")" => depth -= 1,
+            "*" | "&" | "&&" if depth == 0 => return false,
+            ";" | "=" | "," | "[" | "{" if depth == 0 => return true,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    false
+}
+
+/// The per-name features and references of the file's functions, classes and macros.
+struct CallGraph {
+    nodes: HashMap<String, Node>,
+}
+
+#[derive(Default, Clone)]
+struct Node {
+    feats: Features,
+    refs: HashSet<String>,
+}
+
+impl CallGraph {
+    fn new(src: &str, toks: &[Token], syn: &Syntax) -> CallGraph {
+        let mut nodes: HashMap<String, Node> = HashMap::new();
+        for f in &syn.functions {
+            let node = scan(src, toks, &syn.ctx, f.body_open, f.body_close + 1);
+            let mut names = vec![f.name.clone()];
+            if let Some(o) = &f.owner {
+                names.push(o.clone());
+            }
+            for n in names {
+                let e = nodes.entry(n).or_default();
+                e.feats.merge(&node.feats);
+                e.refs.extend(node.refs.iter().cloned());
+            }
+        }
+        for (name, body) in &syn.macros {
+            if let Ok(mt) = lex(body, "", false) {
+                let mt = significant(&mt);
+                let ctx = vec![Ctx::Body; mt.len()];
+                let node = scan(body, &mt, &ctx, 0, mt.len());
+                let e = nodes.entry(name.clone()).or_default();
+                e.feats.merge(&node.feats);
+                e.refs.extend(node.refs);
+            }
+        }
+        CallGraph { nodes }
+    }
+
+    /// Features of `f` and of everything reachable from its body and `extra` names
+    /// (template arguments naming functor classes).
+    fn features(&self, f: &FunctionDef, extra: &[String]) -> Features {
+        let mut out = Features::default();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut stack: Vec<&str> = vec![f.name.as_str()];
+        for a in extra {
+            for w in a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if !w.is_empty() {
+                    stack.push(w);
+                }
+            }
+        }
+        // Static declarations are counted once per function name.
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            if let Some(node) = self.nodes.get(n) {
+                out.merge(&node.feats);
+                for r in &node.refs {
+                    if self.nodes.contains_key(r.as_str()) && !seen.contains(r.as_str()) {
+                        stack.push(r.as_str());
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Direct features and referenced identifiers of tokens `[a, b)`.
+fn scan(src: &str, toks: &[Token], ctx: &[Ctx], a: usize, b: usize) -> Node {
+    let mut n = Node::default();
+    for i in a..b.min(toks.len()) {
+        let t = &toks[i];
+        if t.kind != TokenKind::Ident {
+            continue;
+        }
+        let s = t.text(src);
+        let called = toks.get(i + 1).is_some_and(|x| x.text(src) == "(");
+        match s {
+            "threadgroup_barrier" | "simdgroup_barrier" | "barrier" => n.feats.barriers = true,
+            "threadgroup" => {
+                n.feats.threadgroup_memory = true;
+                if is_threadgroup_var_decl(src, toks, ctx, i) {
+                    n.feats.static_threadgroup_decls += 1;
+                }
+            }
+            _ if s.starts_with("simdgroup_") => {
+                n.feats.simdgroup_matrix = true;
+                n.feats.simdgroup = true;
+            }
+            _ if s.starts_with("simd_") && (called || !is_simd_vector_type(s)) => {
+                n.feats.simdgroup = true
+            }
+            _ if s.starts_with("quad_") && called => n.feats.quad = true,
+            _ if s.starts_with("atomic") => n.feats.atomics = true,
+            _ => {}
+        }
+        n.refs.insert(s.to_string());
+    }
+    n
+}
+
+/// `simd_float4` and friends from `<simd/simd.h>` are vector types, not SIMD-group functions.
+fn is_simd_vector_type(s: &str) -> bool {
+    let rest = s.trim_start_matches("simd_").trim_start_matches("packed_");
+    let base = rest.trim_end_matches(|c: char| c.is_ascii_digit() || c == 'x');
+    matches!(
+        base,
+        "float"
+            | "half"
+            | "int"
+            | "uint"
+            | "short"
+            | "ushort"
+            | "char"
+            | "uchar"
+            | "long"
+            | "ulong"
+            | "double"
+            | "bool"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ScalarKind;
+
+    const ADD: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct Params { uint n; float alpha; };
+kernel void saxpy(device const float* x [[buffer(0)]],
+                  device float* y,
+                  constant Params& p [[buffer(3)]],
+                  constant float& beta,
+                  uint3 gid [[thread_position_in_grid]],
+                  ushort lane [[thread_index_in_simdgroup]]) {
+    if (gid.x < p.n) y[gid.x] += p.alpha * x[gid.x] + beta;
+}
+"#;
+
+    #[test]
+    fn plain_kernel_parameters() {
+        let m = reflect(ADD).unwrap();
+        assert_eq!(m.entry_points.len(), 1);
+        let e = &m.entry_points[0];
+        assert_eq!(e.name, "saxpy");
+        assert_eq!(e.line, 5);
+        let p = &e.params;
+        assert_eq!(p[0].kind, ParamKind::Buffer);
+        assert_eq!(p[0].buffer_index, Some(0));
+        assert!(p[0].is_const);
+        assert_eq!(p[0].pointee, "float");
+        assert_eq!(p[0].address_space, Some(AddressSpace::Device));
+        assert_eq!(p[1].buffer_index, Some(1));
+        assert!(!p[1].is_const);
+        assert_eq!(p[2].kind, ParamKind::Bytes);
+        assert_eq!(p[2].buffer_index, Some(3));
+        assert_eq!(p[2].pointee, "Params");
+        assert!(p[2].info.is_none());
+        assert_eq!(p[3].buffer_index, Some(4));
+        assert_eq!(p[3].info.unwrap().scalar, ScalarKind::F32);
+        assert_eq!(p[4].kind, ParamKind::Builtin);
+        assert_eq!(p[4].role, Some(BuiltinRole::ThreadPositionInGrid));
+        assert_eq!(p[4].info.unwrap().lanes, 3);
+        assert_eq!(p[5].role, Some(BuiltinRole::ThreadIndexInSimdgroup));
+        assert_eq!(p[5].info.unwrap().scalar, ScalarKind::U16);
+        assert_eq!(e.abi, [0, 1, 2, 3]);
+        assert!(!e.features.needs_fibers());
+    }
+
+    #[test]
+    fn templates_and_instantiations() {
+        let src = r#"
+template <typename T>
+[[kernel]] void add(device const T* a, device const T* b, device T* c,
+                    uint i [[thread_position_in_grid]]) { c[i] = a[i] + b[i]; }
+template [[host_name("add_f32")]] [[kernel]] decltype(add<float>) add<float>;
+template [[host_name("add_f16")]] [[kernel]] decltype(add<half>) add<half>;
+"#;
+        let m = reflect(src).unwrap();
+        assert_eq!(m.entry_points.len(), 2);
+        let e = m.entry("add_f16").unwrap();
+        assert_eq!(e.function, "add");
+        assert_eq!(e.template_args, ["half"]);
+        assert_eq!(e.params[2].pointee, "half");
+        assert_eq!(e.params[2].ty, "device half*");
+        assert_eq!(e.params[2].info.unwrap().size, 2);
+        assert_eq!(e.params[3].role, Some(BuiltinRole::ThreadPositionInGrid));
+        assert_eq!(e.line, 3);
+    }
+
+    #[test]
+    fn gates_features_and_constants() {
+        let src = r#"
+constant bool has_bias [[function_constant(0)]];
+float helper(float x) { threadgroup_barrier(mem_flags::mem_threadgroup); return x; }
+float outer(float x) { return helper(x); }
+[[kernel, max_total_threads_per_threadgroup(256)]]
+void k(device float* out [[buffer(0)]],
+       device const float* bias [[buffer(1), function_constant(has_bias)]],
+       threadgroup float* scratch [[threadgroup(0)]],
+       uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float tile[64];
+    threadgroup atomic_uint counter;
+    out[tid] = outer(simd_sum(1.0f));
+}
+"#;
+        let m = reflect(src).unwrap();
+        assert_eq!(m.function_constants[0].name, "has_bias");
+        assert_eq!(m.function_constants[0].index, Some(0));
+        let e = &m.entry_points[0];
+        assert_eq!(e.max_total_threads_per_threadgroup, Some(256));
+        assert_eq!(e.params[1].gate.as_deref(), Some("has_bias"));
+        assert_eq!(e.params[2].kind, ParamKind::Threadgroup);
+        assert_eq!(e.params[2].threadgroup_index, Some(0));
+        let f = e.features;
+        assert!(f.barriers, "barrier found through two calls");
+        assert!(f.simdgroup);
+        assert!(f.atomics);
+        assert!(f.dynamic_threadgroup_memory);
+        assert_eq!(f.static_threadgroup_decls, 2);
+        assert!(f.needs_fibers());
+    }
+
+    #[test]
+    fn errors() {
+        let e = reflect("kernel void f(texture2d<float> t [[texture(0)]]) {}").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 15));
+        assert!(e.message.contains("textures are not supported"));
+        let e = reflect(
+            "kernel void f(device float* a [[buffer(1)]],\n device float* b [[buffer(1)]]) {}",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("already used"));
+        let e = reflect("kernel void f(float4 p [[stage_in]]) {}").unwrap_err();
+        assert!(e.message.contains("stage_in"));
+        let e = reflect("template [[host_name(\"x\")]] [[kernel]] decltype(g<float>) g<float>;")
+            .unwrap_err();
+        assert!(e.message.contains("not a kernel template"));
+    }
+}

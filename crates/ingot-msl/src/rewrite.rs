@@ -1,0 +1,998 @@
+//! Translation of an MSL file into one C++ translation unit for a [`Target`].
+//!
+//! The user's code is copied token by token with its whitespace and comments; only the tokens
+//! that need it are replaced (qualifiers, attributes, literals, names), and a replacement never
+//! changes the number of lines, so the target compiler's line numbers are the user's. The
+//! wrappers (one per entry point, `wrapper_cuda.rs` / `wrapper_cpu.rs`) follow the user's code.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::error::{Error, Result};
+use crate::lexer::{lex, significant, Token, TokenKind};
+use crate::reflect::{
+    assign_abi, build, check_unsupported, is_threadgroup_var_decl, EntryPoint, Module,
+};
+use crate::syntax::{analyse, Ctx, Syntax};
+use crate::target::Target;
+use crate::{wrapper_cpu, wrapper_cuda};
+
+/// Translation options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The target dialect.
+    pub target: Target,
+    /// The user's file name, used in `#line` directives and errors.
+    pub file_name: String,
+    /// Function-constant values, keyed by name (or by index written in decimal), as C++ text
+    /// (`true`, `3`, `1.5`).
+    pub constants: BTreeMap<String, String>,
+    /// `math_mode="fast"`: defines `INGOT_FAST_MATH 1`.
+    pub fast_math: bool,
+}
+
+impl Options {
+    /// Options for `target` with file name `kernel.metal`, no constants, precise math.
+    pub fn new(target: Target) -> Options {
+        Options {
+            target,
+            file_name: "kernel.metal".to_string(),
+            constants: BTreeMap::new(),
+            fast_math: false,
+        }
+    }
+}
+
+/// The result of [`translate`].
+#[derive(Debug, Clone)]
+pub struct Translation {
+    /// The C++ translation unit.
+    pub text: String,
+    /// The reflection, with gates resolved for these options (`Param::active`, `abi`).
+    pub module: Module,
+    /// Host name -> symbol to look up (CUDA: the host name; CPU: `ingot_cpu_<host name>`).
+    pub entries: BTreeMap<String, String>,
+}
+
+/// Names the targets define at global scope (C math and CUDA's device math): a user function
+/// of the same name defined at global scope is renamed `ingot_user_<name>`.
+const GLOBAL_MATH_NAMES: &[&str] = &[
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "copysign",
+    "cos",
+    "cosh",
+    "cospi",
+    "erf",
+    "erfc",
+    "erfcinv",
+    "erfcx",
+    "erfinv",
+    "exp",
+    "exp10",
+    "exp2",
+    "expm1",
+    "fabs",
+    "fdim",
+    "floor",
+    "fma",
+    "fmax",
+    "fmin",
+    "fmod",
+    "frexp",
+    "hypot",
+    "ilogb",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "j0",
+    "j1",
+    "jn",
+    "ldexp",
+    "lgamma",
+    "llrint",
+    "llround",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logb",
+    "lrint",
+    "lround",
+    "max",
+    "min",
+    "modf",
+    "nan",
+    "nearbyint",
+    "nextafter",
+    "norm3d",
+    "normcdf",
+    "normcdfinv",
+    "pow",
+    "rcbrt",
+    "remainder",
+    "remquo",
+    "rhypot",
+    "rint",
+    "round",
+    "rsqrt",
+    "scalbln",
+    "scalbn",
+    "signbit",
+    "sin",
+    "sincos",
+    "sincospi",
+    "sinh",
+    "sinpi",
+    "sqrt",
+    "tan",
+    "tanh",
+    "tgamma",
+    "trunc",
+    "y0",
+    "y1",
+    "yn",
+    "expf",
+    "logf",
+    "sqrtf",
+    "sinf",
+    "cosf",
+    "tanhf",
+    "erff",
+    "powf",
+    "fabsf",
+    "floorf",
+    "ceilf",
+    "fminf",
+    "fmaxf",
+    "exp2f",
+    "log2f",
+    "log1pf",
+    "expm1f",
+    "rsqrtf",
+    "roundf",
+    "truncf",
+    "fmaf",
+];
+
+/// Translates `source` for `opts.target`.
+pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
+    let file = opts.file_name.as_str();
+    let toks = significant(&lex(source, file, false)?);
+    check_unsupported(source, file, &toks, Some(opts.target))?;
+    let syn = analyse(source, file, &toks)?;
+    let mut module = build(source, file, &toks, &syn)?;
+    let mut rw = Rewriter {
+        src: source,
+        file,
+        toks: &toks,
+        syn: &syn,
+        opts,
+        repl: vec![None; toks.len()],
+        tg_id: 0,
+    };
+    let values = rw.constant_values()?;
+    for e in &mut module.entry_points {
+        for p in &mut e.params {
+            if let Some(g) = &p.gate {
+                p.active = rw.eval_gate(g, &values, p.line, 0)?;
+            }
+        }
+        assign_abi(e);
+    }
+    rw.function_constants(&values)?;
+    rw.instantiations();
+    rw.entry_names(&module);
+    rw.tokens(&values)?;
+    let mut text = header(opts);
+    text.push_str(&rw.output());
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let mut entries = BTreeMap::new();
+    if !module.entry_points.is_empty() && opts.target == Target::Cuda {
+        text.push_str("#line 1 \"<ingot-msl wrappers>\"\n");
+        text.push_str(wrapper_cuda::PREAMBLE);
+    }
+    for e in &module.entry_points {
+        let call = rw.callee(e);
+        text.push_str(&format!("#line {} \"{}\"\n", e.line, escape(file)));
+        let args: Vec<WrapperArg> = rw.wrapper_args(e);
+        let (symbol, code) = match opts.target {
+            Target::Cuda => wrapper_cuda::emit(e, &call, &args),
+            Target::Cpu => wrapper_cpu::emit(e, &call, &args),
+        };
+        text.push_str(&code);
+        entries.insert(e.name.clone(), symbol);
+    }
+    Ok(Translation {
+        text,
+        module,
+        entries,
+    })
+}
+
+fn header(opts: &Options) -> String {
+    let file = escape(&opts.file_name);
+    let (def, extra) = match opts.target {
+        Target::Cuda => ("INGOT_TARGET_CUDA", ""),
+        Target::Cpu => ("INGOT_TARGET_CPU", "#include <ingot/cpu/runtime.h>\n"),
+    };
+    format!(
+        "// generated by ingot-msl {} from {} for {}\n#define {def} 1\n#define INGOT_FAST_MATH {}\n#include <ingot/metal_stdlib.h>\n{extra}#line 1 \"{file}\"\n",
+        env!("CARGO_PKG_VERSION"),
+        opts.file_name.replace(['\n', '\r'], " "),
+        opts.target,
+        u8::from(opts.fast_math),
+    )
+}
+
+/// Escapes a file name for a `#line` directive.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace(['\n', '\r'], " ")
+}
+
+/// One wrapper argument of the user's entry function, in the user's parameter order.
+#[derive(Debug, Clone)]
+pub(crate) struct WrapperArg {
+    /// The parameter's value type as C++ (`float`, `const Params` without const, `metal::uint3`).
+    pub value_ty: String,
+    /// Pointer type for buffer/threadgroup parameters (`const float*`).
+    pub ptr_ty: String,
+}
+
+struct Rewriter<'a> {
+    src: &'a str,
+    file: &'a str,
+    toks: &'a [Token],
+    syn: &'a Syntax,
+    opts: &'a Options,
+    /// Replacement text per token (None: copy the token).
+    repl: Vec<Option<String>>,
+    /// Next ID for `ingot::cpu::tg_var`.
+    tg_id: u32,
+}
+
+impl<'a> Rewriter<'a> {
+    fn txt(&self, i: usize) -> &'a str {
+        self.toks.get(i).map(|t| t.text(self.src)).unwrap_or("")
+    }
+
+    fn is(&self, i: usize, s: &str) -> bool {
+        self.toks.get(i).is_some_and(|t| t.is(self.src, s))
+    }
+
+    fn prev_is(&self, i: usize, s: &str) -> bool {
+        i.checked_sub(1).is_some_and(|p| self.is(p, s))
+    }
+
+    fn err_at(&self, i: usize, msg: impl Into<String>) -> Error {
+        let (l, c) = self.toks.get(i).map(|t| (t.line, t.col)).unwrap_or((1, 1));
+        Error::new(self.file, l, c, msg)
+    }
+
+    fn set(&mut self, i: usize, s: impl Into<String>) {
+        if let Some(r) = self.repl.get_mut(i) {
+            *r = Some(s.into());
+        }
+    }
+
+    /// Values of the function constants given in the options (by name, or by index).
+    fn constant_values(&self) -> Result<HashMap<String, String>> {
+        let mut out = HashMap::new();
+        let known: HashSet<&str> = self
+            .syn
+            .function_constants
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        for c in &self.syn.function_constants {
+            let v = self.opts.constants.get(&c.name).or_else(|| {
+                c.index
+                    .and_then(|i| self.opts.constants.get(&i.to_string()))
+            });
+            if let Some(v) = v {
+                let v = v.trim();
+                let ok = !v.is_empty()
+                    && v.chars()
+                        .all(|ch| ch.is_ascii_alphanumeric() || "._+-".contains(ch));
+                if !ok {
+                    return Err(self.err_at(
+                        c.start,
+                        format!(
+                            "value `{v}` of function constant `{}` is not a literal",
+                            c.name
+                        ),
+                    ));
+                }
+                let v = if c.ty == "bool" {
+                    match v {
+                        "1" | "true" | "True" => "true".to_string(),
+                        "0" | "false" | "False" => "false".to_string(),
+                        _ => {
+                            return Err(self.err_at(
+                                c.start,
+                                format!(
+                                "value `{v}` of bool function constant `{}` is not true or false",
+                                c.name
+                            ),
+                            ))
+                        }
+                    }
+                } else {
+                    v.to_string()
+                };
+                out.insert(c.name.clone(), v);
+            }
+        }
+        for k in self.opts.constants.keys() {
+            let by_index = self
+                .syn
+                .function_constants
+                .iter()
+                .any(|c| c.index.is_some_and(|i| i.to_string() == *k));
+            if !known.contains(k.as_str()) && !by_index {
+                return Err(Error::new(
+                    self.file,
+                    1,
+                    1,
+                    format!("no function constant named `{k}` in this file"),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Evaluates a function-constant gate (a constant's name) to a bool.
+    fn eval_gate(
+        &self,
+        name: &str,
+        values: &HashMap<String, String>,
+        line: u32,
+        depth: u32,
+    ) -> Result<bool> {
+        let err = |m: String| Error::new(self.file, line, 1, m);
+        if depth > 16 {
+            return Err(err(format!("gate `{name}` is defined in terms of itself")));
+        }
+        let name = name.trim();
+        match name {
+            "true" => return Ok(true),
+            "false" => return Ok(false),
+            _ => {}
+        }
+        if let Some(v) = values.get(name) {
+            return Ok(!matches!(v.as_str(), "false" | "0" | "0.0"));
+        }
+        if self.syn.function_constants.iter().any(|c| c.name == name) {
+            return Ok(false);
+        }
+        if let Some(&(a, b)) = self.syn.program_constants.get(name) {
+            let mut pos = a;
+            let v = self.eval_or(&mut pos, b, values, line, depth + 1)?;
+            if pos != b {
+                return Err(err(format!(
+                    "cannot evaluate the initializer of gate `{name}`"
+                )));
+            }
+            return Ok(v);
+        }
+        Err(err(format!(
+            "gate `{name}` is not a function constant or a program-scope constant"
+        )))
+    }
+
+    fn eval_or(
+        &self,
+        pos: &mut usize,
+        end: usize,
+        v: &HashMap<String, String>,
+        line: u32,
+        d: u32,
+    ) -> Result<bool> {
+        let mut r = self.eval_and(pos, end, v, line, d)?;
+        while *pos < end && self.is(*pos, "||") {
+            *pos += 1;
+            r |= self.eval_and(pos, end, v, line, d)?;
+        }
+        Ok(r)
+    }
+
+    fn eval_and(
+        &self,
+        pos: &mut usize,
+        end: usize,
+        v: &HashMap<String, String>,
+        line: u32,
+        d: u32,
+    ) -> Result<bool> {
+        let mut r = self.eval_unary(pos, end, v, line, d)?;
+        while *pos < end && self.is(*pos, "&&") {
+            *pos += 1;
+            r &= self.eval_unary(pos, end, v, line, d)?;
+        }
+        Ok(r)
+    }
+
+    fn eval_unary(
+        &self,
+        pos: &mut usize,
+        end: usize,
+        v: &HashMap<String, String>,
+        line: u32,
+        d: u32,
+    ) -> Result<bool> {
+        let err = || {
+            Error::new(
+                self.file,
+                line,
+                1,
+                "cannot evaluate a function-constant gate",
+            )
+        };
+        if *pos >= end {
+            return Err(err());
+        }
+        if self.is(*pos, "!") {
+            *pos += 1;
+            return Ok(!self.eval_unary(pos, end, v, line, d)?);
+        }
+        if self.is(*pos, "(") {
+            *pos += 1;
+            let r = self.eval_or(pos, end, v, line, d)?;
+            if !self.is(*pos, ")") {
+                return Err(err());
+            }
+            *pos += 1;
+            return Ok(r);
+        }
+        if self.is(*pos, "is_function_constant_defined")
+            && self.is(*pos + 1, "(")
+            && self.is(*pos + 3, ")")
+        {
+            let n = self.txt(*pos + 2);
+            *pos += 4;
+            return Ok(v.contains_key(n));
+        }
+        let t = self.txt(*pos);
+        *pos += 1;
+        if let Ok(n) = t.trim_end_matches(['u', 'U']).parse::<i64>() {
+            return Ok(n != 0);
+        }
+        self.eval_gate(t, v, line, d)
+    }
+
+    /// Replaces function-constant declarations and `is_function_constant_defined(name)`.
+    fn function_constants(&mut self, values: &HashMap<String, String>) -> Result<()> {
+        let in_attr = self.attr_mask();
+        for c in &self.syn.function_constants {
+            let text = match values.get(&c.name) {
+                Some(v) => format!(
+                    "INGOT_PROGRAM_CONSTANT {} {} = {};",
+                    c.ty.replace("const ", ""),
+                    c.name,
+                    v
+                ),
+                None => {
+                    // Used anywhere but in its declaration, a gate or is_function_constant_defined?
+                    for (i, &attr) in in_attr.iter().enumerate() {
+                        if (c.start..=c.end).contains(&i)
+                            || attr
+                            || self.txt(i) != c.name
+                            || self.toks[i].kind != TokenKind::Ident
+                            || (self.prev_is(i, "(")
+                                && i >= 2
+                                && self.is(i - 2, "is_function_constant_defined"))
+                            || self.prev_is(i, ".")
+                            || self.prev_is(i, "->")
+                        {
+                            continue;
+                        }
+                        return Err(self.err_at(
+                            i,
+                            format!(
+                                "function constant `{}`{} has no value: pass it at compile time (constants={{\"{}\": ...}})",
+                                c.name,
+                                c.index.map(|x| format!(" (index {x})")).unwrap_or_default(),
+                                c.name
+                            ),
+                        ));
+                    }
+                    String::new()
+                }
+            };
+            self.set(c.start, text);
+            for i in c.start + 1..=c.end {
+                self.set(i, "");
+            }
+        }
+        for i in 0..self.toks.len() {
+            if self.is(i, "is_function_constant_defined")
+                && self.is(i + 1, "(")
+                && self.is(i + 3, ")")
+            {
+                let defined = values.contains_key(self.txt(i + 2));
+                self.set(i, if defined { "true" } else { "false" });
+                for k in i + 1..=i + 3 {
+                    self.set(k, "");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True for tokens inside `[[...]]` (brackets included).
+    fn attr_mask(&self) -> Vec<bool> {
+        let mut m = vec![false; self.toks.len()];
+        let mut inside = false;
+        for (i, t) in self.toks.iter().enumerate() {
+            if t.kind == TokenKind::AttrOpen {
+                inside = true;
+            }
+            m[i] = inside;
+            if t.kind == TokenKind::AttrClose {
+                inside = false;
+            }
+        }
+        m
+    }
+
+    fn instantiations(&mut self) {
+        for inst in &self.syn.instantiations {
+            for i in inst.start..=inst.end {
+                self.set(i, "");
+            }
+        }
+    }
+
+    /// Renames each entry point's definition `ingot_kernel_<name>`.
+    fn entry_names(&mut self, m: &Module) {
+        for e in &m.entry_points {
+            if let Some(f) = self.syn.functions.get(e.def) {
+                let t = f.name_tok;
+                self.set(t, format!("ingot_kernel_{}", f.name));
+            }
+        }
+    }
+
+    /// The expression naming the user's entry function (`::ns::ingot_kernel_f<float>`).
+    fn callee(&self, e: &EntryPoint) -> String {
+        let mut s = String::new();
+        if let Some(f) = self.syn.functions.get(e.def) {
+            for n in &f.namespaces {
+                s.push_str("::");
+                s.push_str(n);
+            }
+            s.push_str("::");
+        }
+        s.push_str("ingot_kernel_");
+        s.push_str(&e.function);
+        if !e.template_args.is_empty() {
+            s.push('<');
+            s.push_str(
+                &e.template_args
+                    .iter()
+                    .map(|a| self.rewrite_text(a))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            s.push('>');
+        }
+        s
+    }
+
+    /// Applies the qualifier rules to a short piece of type text (template arguments).
+    fn rewrite_text(&self, s: &str) -> String {
+        let Ok(toks) = lex(s, self.file, false) else {
+            return s.to_string();
+        };
+        let words: Vec<&str> = toks.iter().map(|t| t.text(s)).collect();
+        let mut out: Vec<&str> = Vec::new();
+        for (k, w) in words.iter().enumerate() {
+            match *w {
+                "device" | "thread" | "threadgroup" => {}
+                "constant" => {
+                    let adj =
+                        (k > 0 && words[k - 1] == "const") || words.get(k + 1) == Some(&"const");
+                    if !adj {
+                        out.push("const");
+                    }
+                }
+                _ => out.push(w),
+            }
+        }
+        crate::reflect::join_words(&out)
+    }
+
+    /// C++ types of the entry's parameters for the wrapper.
+    fn wrapper_args(&self, e: &EntryPoint) -> Vec<WrapperArg> {
+        let f = self.syn.functions.get(e.def);
+        let subst: HashMap<&str, &str> = match f {
+            Some(f) => f
+                .template_params
+                .iter()
+                .map(String::as_str)
+                .zip(e.template_args.iter().map(String::as_str))
+                .collect(),
+            None => HashMap::new(),
+        };
+        e.params
+            .iter()
+            .map(|p| {
+                let mut value: Vec<String> = Vec::new();
+                let mut pconst = false;
+                let mut seen_ptr = false;
+                for &k in &p.type_toks {
+                    let w = self.txt(k);
+                    match w {
+                        "device" | "thread" | "threadgroup" | "volatile" | "struct"
+                        | "restrict" | "__restrict" => {}
+                        "constant" | "const" if !seen_ptr => pconst = true,
+                        "constant" | "const" => {}
+                        "*" | "&" | "&&" => seen_ptr = true,
+                        _ if !seen_ptr => {
+                            let w = subst.get(w).copied().unwrap_or(w);
+                            value.push(self.rewrite_text(w));
+                        }
+                        _ => {}
+                    }
+                }
+                let vw: Vec<&str> = value.iter().map(String::as_str).collect();
+                let value_ty = crate::reflect::join_words(&vw);
+                let ptr_ty = format!("{}{}*", if pconst { "const " } else { "" }, value_ty);
+                WrapperArg { value_ty, ptr_ty }
+            })
+            .collect()
+    }
+
+    /// The per-token rules.
+    fn tokens(&mut self, values: &HashMap<String, String>) -> Result<()> {
+        let _ = values;
+        let renames = self.math_renames();
+        let n = self.toks.len();
+        let mut i = 0;
+        while i < n {
+            if self.repl[i].is_some() {
+                i += 1;
+                continue;
+            }
+            let t = self.toks[i];
+            match t.kind {
+                TokenKind::Preprocessor => self.preprocessor(i),
+                TokenKind::AttrOpen => {
+                    let close = (i + 1..n)
+                        .find(|&k| self.toks[k].kind == TokenKind::AttrClose)
+                        .unwrap_or(n.saturating_sub(1));
+                    self.attribute(i, close);
+                    i = close + 1;
+                    continue;
+                }
+                TokenKind::Number => self.number(i),
+                TokenKind::Ident => {
+                    let s = t.text(self.src);
+                    let after_member = self.prev_is(i, ".") || self.prev_is(i, "->");
+                    let after_scope = self.prev_is(i, "::");
+                    if after_member {
+                        self.swizzle(i);
+                    } else if !after_scope {
+                        match s {
+                            "device" | "thread" => self.set(i, ""),
+                            "kernel" if self.syn.ctx.get(i) == Some(&Ctx::Namespace) => {
+                                self.set(i, "INGOT_FN")
+                            }
+                            "constant" => self.constant(i),
+                            "threadgroup" => self.threadgroup(i)?,
+                            _ => {
+                                if renames.contains(s) {
+                                    self.set(i, format!("ingot_user_{s}"));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Global user functions whose names clash with the targets' math functions.
+    fn math_renames(&self) -> HashSet<&'a str> {
+        let mut out = HashSet::new();
+        for f in &self.syn.functions {
+            if f.owner.is_none()
+                && f.namespaces.is_empty()
+                && GLOBAL_MATH_NAMES.contains(&f.name.as_str())
+                && !self.prev_is(f.name_tok, "::")
+            {
+                out.insert(self.txt(f.name_tok));
+            }
+        }
+        out
+    }
+
+    fn preprocessor(&mut self, i: usize) {
+        let text = self.txt(i);
+        let body = text.trim_start().trim_start_matches('#').trim_start();
+        if body.starts_with("include") {
+            let trimmed = text.trim_end();
+            if let Some(stripped) = trimmed.strip_suffix(';') {
+                self.set(i, stripped.trim_end().to_string());
+            }
+            return;
+        }
+        let Some(rest) = body.strip_prefix("pragma") else {
+            return;
+        };
+        let rest = rest.trim_start();
+        if rest.starts_with("METAL") {
+            self.set(i, "");
+        } else if let Some(loop_) = rest.strip_prefix("clang") {
+            let loop_ = loop_.trim_start();
+            if !loop_.starts_with("loop") {
+                return;
+            }
+            let compact: String = loop_.chars().filter(|c| !c.is_whitespace()).collect();
+            let out = match self.opts.target {
+                Target::Cpu => String::new(),
+                Target::Cuda => {
+                    if compact.contains("unroll(disable)") {
+                        "#pragma unroll 1".to_string()
+                    } else if let Some(p) = compact.find("unroll_count(") {
+                        let n: String = compact[p + 13..]
+                            .chars()
+                            .take_while(|c| c.is_ascii_digit())
+                            .collect();
+                        if n.is_empty() {
+                            "#pragma unroll".to_string()
+                        } else {
+                            format!("#pragma unroll {n}")
+                        }
+                    } else if compact.contains("unroll(") {
+                        "#pragma unroll".to_string()
+                    } else {
+                        String::new()
+                    }
+                }
+            };
+            self.set(i, out);
+        } else if rest.starts_with("unroll") && self.opts.target == Target::Cpu {
+            self.set(i, "");
+        }
+    }
+
+    fn attribute(&mut self, open: usize, close: usize) {
+        // Collect item names at depth 0.
+        let mut names = Vec::new();
+        let mut depth = 0;
+        let mut expect_name = true;
+        for k in open + 1..close {
+            let s = self.txt(k);
+            match s {
+                "(" => depth += 1,
+                ")" => depth -= 1,
+                "," if depth == 0 => expect_name = true,
+                _ if depth == 0 && expect_name && self.toks[k].kind == TokenKind::Ident => {
+                    names.push(s);
+                    expect_name = false;
+                }
+                _ => {}
+            }
+        }
+        let standard = !names.is_empty()
+            && names.iter().all(|n| {
+                matches!(
+                    *n,
+                    "maybe_unused" | "fallthrough" | "nodiscard" | "deprecated" | "noreturn"
+                )
+            });
+        if standard {
+            return;
+        }
+        let kernel = names.contains(&"kernel") && self.syn.ctx.get(open) == Some(&Ctx::Namespace);
+        self.set(open, if kernel { "INGOT_FN" } else { "" });
+        for k in open + 1..=close {
+            self.set(k, "");
+        }
+    }
+
+    fn number(&mut self, i: usize) {
+        let s = self.txt(i);
+        if s.starts_with("0x") || s.starts_with("0X") {
+            return;
+        }
+        let (body, ty) = if let Some(b) = s.strip_suffix("bf").or_else(|| s.strip_suffix("BF")) {
+            (b, "bfloat")
+        } else if let Some(b) = s.strip_suffix('h').or_else(|| s.strip_suffix('H')) {
+            (b, "half")
+        } else {
+            return;
+        };
+        if body.is_empty() {
+            return;
+        }
+        let lit = if body.contains(['.', 'e', 'E']) {
+            format!("{body}f")
+        } else {
+            format!("{body}.0f")
+        };
+        self.set(i, format!("{ty}({lit})"));
+    }
+
+    fn swizzle(&mut self, i: usize) {
+        let s = self.txt(i);
+        let n = s.len();
+        if !(2..=4).contains(&n) || self.syn.fields.contains(s) || self.is(i + 1, "(") {
+            return;
+        }
+        let xyzw = s.bytes().all(|b| b"xyzw".contains(&b));
+        let rgba = s.bytes().all(|b| b"rgba".contains(&b));
+        if !xyzw && !rgba {
+            return;
+        }
+        let assign = matches!(
+            self.txt(i + 1),
+            "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^="
+        ) || (self.is(i + 1, "<") && self.is(i + 2, "<") && self.is(i + 3, "="))
+            || (self.is(i + 1, ">") && self.is(i + 2, ">") && self.is(i + 3, "="));
+        let repeated = s
+            .bytes()
+            .enumerate()
+            .any(|(a, c)| s.bytes().skip(a + 1).any(|d| d == c));
+        if assign && !repeated {
+            self.set(i, format!("{s}_ref()"));
+        } else {
+            self.set(i, format!("{s}()"));
+        }
+    }
+
+    fn constant(&mut self, i: usize) {
+        let ctx = self.syn.ctx.get(i).copied();
+        let prev = i.checked_sub(1).and_then(|p| self.toks.get(p));
+        let at_stmt_start = match prev {
+            None => true,
+            Some(p) => {
+                matches!(p.kind, TokenKind::Preprocessor | TokenKind::AttrClose)
+                    || matches!(
+                        p.text(self.src),
+                        ";" | "{" | "}" | "static" | "constexpr" | "inline"
+                    )
+            }
+        };
+        let next_const = self.is(i + 1, "const");
+        let prev_const = self.prev_is(i, "const");
+        if ctx == Some(Ctx::Namespace) && at_stmt_start {
+            self.set(i, "INGOT_PROGRAM_CONSTANT");
+            if next_const {
+                self.set(i + 1, "");
+            }
+            return;
+        }
+        if next_const || prev_const {
+            self.set(i, "");
+        } else {
+            self.set(i, "const");
+        }
+    }
+
+    fn threadgroup(&mut self, i: usize) -> Result<()> {
+        if !is_threadgroup_var_decl(self.src, self.toks, &self.syn.ctx, i) {
+            self.set(i, "");
+            return Ok(());
+        }
+        if self.opts.target == Target::Cuda {
+            self.set(i, "__shared__");
+            return Ok(());
+        }
+        // CPU: `threadgroup T a[N], b;` -> `T (&a)[N] = ingot::cpu::tg_var<T[N], ID>(); ...`
+        let n = self.toks.len();
+        let semi = (i + 1..n)
+            .find(|&k| self.is(k, ";"))
+            .ok_or_else(|| self.err_at(i, "expected `;` after a threadgroup declaration"))?;
+        // Split the declarators at top-level commas.
+        let mut parts: Vec<(usize, usize)> = Vec::new();
+        let mut start = i + 1;
+        let mut depth = 0i32;
+        for k in i + 1..semi {
+            match self.txt(k) {
+                "<" | "(" | "[" | "{" => depth += 1,
+                ">" | ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => {
+                    parts.push((start, k));
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push((start, semi));
+        // The base type: the first part's tokens before its name.
+        let (a, b) = parts[0];
+        let src = self.src;
+        let toks = self.toks;
+        let name_at = |lo: usize, hi: usize| -> Option<usize> {
+            let end = (lo..hi)
+                .find(|&k| toks[k].is(src, "[") || toks[k].is(src, "="))
+                .unwrap_or(hi);
+            (lo..end).rev().find(|&k| toks[k].kind == TokenKind::Ident)
+        };
+        let Some(first_name) = name_at(a, b) else {
+            return Err(self.err_at(i, "expected a name in this threadgroup declaration"));
+        };
+        if first_name == a {
+            return Err(self.err_at(i, "expected a type in this threadgroup declaration"));
+        }
+        let base = crate::syntax::join(self.src, self.toks, a..first_name);
+        let mut out = Vec::new();
+        for (pi, &(lo, hi)) in parts.iter().enumerate() {
+            let name_tok = if pi == 0 {
+                Some(first_name)
+            } else {
+                name_at(lo, hi)
+            };
+            let Some(nt) = name_tok else {
+                let (l, c) = toks.get(lo).map(|t| (t.line, t.col)).unwrap_or((1, 1));
+                return Err(Error::new(
+                    self.file,
+                    l,
+                    c,
+                    "expected a name in this threadgroup declaration",
+                ));
+            };
+            let end = (nt + 1..hi).find(|&k| toks[k].is(src, "=")).unwrap_or(hi);
+            let suffix = crate::syntax::join(src, toks, nt + 1..end);
+            let name = toks[nt].text(src);
+            let id = self.tg_id;
+            self.tg_id += 1;
+            if suffix.is_empty() {
+                out.push(format!(
+                    "{base}& {name} = ingot::cpu::tg_var<{base}, {id}>()"
+                ));
+            } else {
+                out.push(format!(
+                    "{base} (&{name}){suffix} = ingot::cpu::tg_var<{base}{suffix}, {id}>()"
+                ));
+            }
+        }
+        self.set(i, out.join("; "));
+        for k in i + 1..semi {
+            self.set(k, "");
+        }
+        Ok(())
+    }
+
+    /// The rewritten user code: gaps copied, tokens replaced; line count preserved.
+    fn output(&self) -> String {
+        let mut out = String::with_capacity(self.src.len() + self.src.len() / 8);
+        let mut pos = 0;
+        for (i, t) in self.toks.iter().enumerate() {
+            out.push_str(self.src.get(pos..t.start).unwrap_or(""));
+            let orig = t.text(self.src);
+            match &self.repl[i] {
+                None => out.push_str(orig),
+                Some(r) => {
+                    out.push_str(r);
+                    let lost = orig
+                        .matches('\n')
+                        .count()
+                        .saturating_sub(r.matches('\n').count());
+                    for _ in 0..lost {
+                        out.push('\n');
+                    }
+                }
+            }
+            pos = t.end;
+        }
+        out.push_str(self.src.get(pos..).unwrap_or(""));
+        out
+    }
+}

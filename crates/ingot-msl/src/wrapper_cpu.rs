@@ -1,0 +1,71 @@
+//! The CPU entry wrapper: `extern "C" int ingot_cpu_<name>(L, args, group_begin, group_end)`.
+//!
+//! See ABI.md, "CPU". The wrapper unpacks `args` into the user's parameter types and runs the
+//! user's function for every thread of the groups `[group_begin, group_end)` through
+//! `ingot::cpu::run_groups<Mode>`, which the CPU runtime header implements.
+
+use crate::reflect::{EntryPoint, ParamKind};
+use crate::rewrite::WrapperArg;
+use crate::wrapper_common::{builtin_value, gated_off_value, size_of};
+
+/// Emits the wrapper of `e`, which calls `callee`; returns (symbol, code).
+pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String, String) {
+    let symbol = format!("ingot_cpu_{}", e.name);
+    let mode = if e.features.needs_fibers() {
+        "Fibers"
+    } else {
+        "Loop"
+    };
+    let mut sizes = Vec::new();
+    for p in e.abi_params() {
+        let i = e
+            .params
+            .iter()
+            .position(|q| std::ptr::eq(q, p))
+            .unwrap_or(0);
+        if let Some(a) = args.get(i) {
+            sizes.push(size_of(a));
+        }
+    }
+    if sizes.is_empty() {
+        sizes.push("0".to_string());
+    }
+    let mut call = Vec::new();
+    for (i, p) in e.params.iter().enumerate() {
+        let Some(a) = args.get(i) else { continue };
+        if !p.active {
+            call.push(gated_off_value(p).to_string());
+            continue;
+        }
+        let v = match p.kind {
+            ParamKind::Buffer => {
+                let slot = p.abi_slot.unwrap_or(0);
+                if p.is_pointer {
+                    format!("({})args[{slot}]", a.ptr_ty)
+                } else {
+                    format!("*({})args[{slot}]", a.ptr_ty)
+                }
+            }
+            ParamKind::Bytes => {
+                let slot = p.abi_slot.unwrap_or(0);
+                format!("*(const {}*)args[{slot}]", a.value_ty)
+            }
+            ParamKind::Threadgroup => format!(
+                "({})ingot::cpu::tgmem({}u)",
+                a.ptr_ty,
+                p.threadgroup_index.unwrap_or(0)
+            ),
+            ParamKind::Builtin => match p.role {
+                Some(r) => builtin_value(p, a, r, "t"),
+                None => "{}".to_string(),
+            },
+        };
+        call.push(v);
+    }
+    let code = format!(
+        "extern \"C\" INGOT_EXPORT const uint32_t {symbol}_sizes[] = {{{sizes}}};\nextern \"C\" INGOT_EXPORT int {symbol}(const ingot::launch* L, void* const* args, uint32_t group_begin, uint32_t group_end) {{\n  (void)args;\n  return ingot::cpu::run_groups<ingot::cpu::Mode::{mode}>(L, group_begin, group_end, [&](const ingot::cpu::thread_ids& t) {{\n    (void)t;\n    {callee}({call});\n  }});\n}}\n",
+        sizes = sizes.join(", "),
+        call = call.join(", "),
+    );
+    (symbol, code)
+}

@@ -6,6 +6,8 @@
 //! touches no other backend.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -70,6 +72,9 @@ pub trait Runtime: Send + Sync {
 pub enum Storage {
     /// Host memory.
     Cpu(cpu::CpuMemory),
+    /// NVIDIA GPU memory from the device's pool.
+    #[cfg(feature = "cuda")]
+    Cuda(cuda::CudaMemory),
 }
 
 /// A block of device memory with its size and whether it may be written.
@@ -115,6 +120,17 @@ impl Buffer {
     pub fn host_ptr(&self) -> Option<*mut u8> {
         match &self.storage {
             Storage::Cpu(m) => Some(m.as_ptr()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// The device address of the memory, for CUDA buffers.
+    pub fn device_ptr(&self) -> Option<u64> {
+        match &self.storage {
+            #[cfg(feature = "cuda")]
+            Storage::Cuda(m) => Some(m.device_ptr()),
+            _ => None,
         }
     }
 }
@@ -142,6 +158,9 @@ pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
     }
     let rt: Arc<dyn Runtime> = match device {
         Device::Cpu => Arc::new(cpu::CpuRuntime::new()),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(i) => Arc::new(cuda::CudaRuntime::new(i)?),
+        #[cfg(not(feature = "cuda"))]
         Device::Cuda(_) => {
             return Err(Error::DeviceUnavailable(format!(
                 "{device}: this build of ingot has no CUDA backend"
@@ -159,5 +178,9 @@ pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
 
 /// The GPUs present on this machine, best first (Metal devices, then CUDA devices).
 pub fn available_gpus() -> Vec<Device> {
-    Vec::new()
+    #[allow(unused_mut)]
+    let mut out = Vec::new();
+    #[cfg(feature = "cuda")]
+    out.extend((0..cuda::device_count()).map(Device::Cuda));
+    out
 }

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod array;
+pub mod cache;
 pub mod device;
 pub mod dtype;
 pub mod error;

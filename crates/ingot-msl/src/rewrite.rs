@@ -176,6 +176,7 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
         syn: &syn,
         opts,
         repl: vec![None; toks.len()],
+        joined: vec![false; toks.len()],
         tg_id: 0,
     };
     let values = rw.constant_values()?;
@@ -258,6 +259,9 @@ struct Rewriter<'a> {
     opts: &'a Options,
     /// Replacement text per token (None: copy the token).
     repl: Vec<Option<String>>,
+    /// Per token: the whitespace before it is dropped (newlines kept), because the token is
+    /// part of a multi-token replacement.
+    joined: Vec<bool>,
     /// Next ID for `ingot::cpu::tg_var`.
     tg_id: u32,
 }
@@ -283,6 +287,17 @@ impl<'a> Rewriter<'a> {
     fn set(&mut self, i: usize, s: impl Into<String>) {
         if let Some(r) = self.repl.get_mut(i) {
             *r = Some(s.into());
+        }
+    }
+
+    /// Replaces tokens `a..=b` by `s` (whitespace between them collapses, newlines stay).
+    fn set_range(&mut self, a: usize, b: usize, s: impl Into<String>) {
+        self.set(a, s);
+        for k in a + 1..=b.min(self.toks.len().saturating_sub(1)) {
+            self.set(k, "");
+            if let Some(j) = self.joined.get_mut(k) {
+                *j = true;
+            }
         }
     }
 
@@ -510,10 +525,7 @@ impl<'a> Rewriter<'a> {
                     String::new()
                 }
             };
-            self.set(c.start, text);
-            for i in c.start + 1..=c.end {
-                self.set(i, "");
-            }
+            self.set_range(c.start, c.end, text);
         }
         for i in 0..self.toks.len() {
             if self.is(i, "is_function_constant_defined")
@@ -521,10 +533,7 @@ impl<'a> Rewriter<'a> {
                 && self.is(i + 3, ")")
             {
                 let defined = values.contains_key(self.txt(i + 2));
-                self.set(i, if defined { "true" } else { "false" });
-                for k in i + 1..=i + 3 {
-                    self.set(k, "");
-                }
+                self.set_range(i, i + 3, if defined { "true" } else { "false" });
             }
         }
         Ok(())
@@ -548,9 +557,7 @@ impl<'a> Rewriter<'a> {
 
     fn instantiations(&mut self) {
         for inst in &self.syn.instantiations {
-            for i in inst.start..=inst.end {
-                self.set(i, "");
-            }
+            self.set_range(inst.start, inst.end, "");
         }
     }
 
@@ -800,10 +807,7 @@ impl<'a> Rewriter<'a> {
             return;
         }
         let kernel = names.contains(&"kernel") && self.syn.ctx.get(open) == Some(&Ctx::Namespace);
-        self.set(open, if kernel { "INGOT_FN" } else { "" });
-        for k in open + 1..=close {
-            self.set(k, "");
-        }
+        self.set_range(open, close, if kernel { "INGOT_FN" } else { "" });
     }
 
     fn number(&mut self, i: usize) {
@@ -963,10 +967,7 @@ impl<'a> Rewriter<'a> {
                 ));
             }
         }
-        self.set(i, out.join("; "));
-        for k in i + 1..semi {
-            self.set(k, "");
-        }
+        self.set_range(i, semi - 1, out.join("; "));
         Ok(())
     }
 
@@ -975,7 +976,12 @@ impl<'a> Rewriter<'a> {
         let mut out = String::with_capacity(self.src.len() + self.src.len() / 8);
         let mut pos = 0;
         for (i, t) in self.toks.iter().enumerate() {
-            out.push_str(self.src.get(pos..t.start).unwrap_or(""));
+            let gap = self.src.get(pos..t.start).unwrap_or("");
+            if self.joined[i] {
+                out.extend(gap.chars().filter(|&c| c == '\n'));
+            } else {
+                out.push_str(gap);
+            }
             let orig = t.text(self.src);
             match &self.repl[i] {
                 None => out.push_str(orig),

@@ -1,0 +1,94 @@
+//! Smoke test: a CPU translation plus the prelude compiles with `g++ -std=c++17 -fsyntax-only`.
+//!
+//! Skipped (with a printed reason) when no C++ compiler is installed or when the prelude has no
+//! headers yet.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ingot_msl::{prelude_files, translate, Options, Target};
+
+const KERNELS: &str = r#"#include <metal_stdlib>;
+using namespace metal;
+
+struct Params { uint n; float alpha; };
+constant float SCALE = 2.0f;
+
+float log1p(float x) { return x + 1.0f; }
+
+template <typename T>
+kernel void axpy(device const T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                 constant Params& p [[buffer(2)]], uint3 gid [[thread_position_in_grid]]) {
+    if (gid.x >= p.n) return;
+    y[gid.x] = T(p.alpha * SCALE) * x[gid.x] + y[gid.x];
+}
+template [[host_name("axpy_f32")]] [[kernel]] decltype(axpy<float>) axpy<float>;
+
+kernel void scale(device float4* v, constant float& s, ushort2 tid [[thread_position_in_threadgroup]],
+                  uint i [[thread_position_in_grid]]) {
+    float4 a = v[i];
+    a.xy = a.yx * s;
+    v[i] = a + float4(log1p(0.0f));
+}
+"#;
+
+fn compiler() -> Option<String> {
+    ["g++", "c++", "clang++"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(str::to_string)
+}
+
+/// Writes the prelude into `dir` (from `prelude_files`, or the crate's `prelude/` folder while
+/// `prelude_files` is still empty); returns the include root.
+fn prelude_root(dir: &Path) -> Option<PathBuf> {
+    let files = prelude_files(Target::Cpu);
+    if !files.is_empty() {
+        for (name, text) in files {
+            let p = dir.join("include").join(name);
+            std::fs::create_dir_all(p.parent()?).ok()?;
+            std::fs::write(&p, text).ok()?;
+        }
+        return Some(dir.join("include"));
+    }
+    let disk = Path::new(env!("CARGO_MANIFEST_DIR")).join("prelude");
+    disk.join("ingot/metal_stdlib.h").exists().then_some(disk)
+}
+
+#[test]
+fn cpu_translation_compiles_with_the_prelude() {
+    let Some(cxx) = compiler() else {
+        eprintln!("skipped: no C++ compiler (g++, c++, clang++) found");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("ingot-msl-smoke-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let Some(include) = prelude_root(&dir) else {
+        eprintln!("skipped: the CPU prelude has no headers yet");
+        return;
+    };
+    let mut opts = Options::new(Target::Cpu);
+    opts.file_name = "smoke.metal".into();
+    let t = translate(KERNELS, &opts).unwrap();
+    assert_eq!(t.entries.len(), 2);
+    let cpp = dir.join("smoke.cpp");
+    std::fs::write(&cpp, &t.text).unwrap();
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-fsyntax-only", "-I"])
+        .arg(&include)
+        .arg(&cpp)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{cxx} failed:\n{}\n--- translation ---\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        t.text
+    );
+}

@@ -1,0 +1,260 @@
+//! Rewriting rules, checked on the emitted text.
+
+use ingot_msl::{translate, Options, ParamKind, Target, Translation};
+
+fn tr(src: &str, target: Target) -> Translation {
+    translate(src, &Options::new(target)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn tr_with(
+    src: &str,
+    target: Target,
+    constants: &[(&str, &str)],
+) -> ingot_msl::Result<Translation> {
+    let mut o = Options::new(target);
+    for (k, v) in constants {
+        o.constants.insert(k.to_string(), v.to_string());
+    }
+    translate(src, &o)
+}
+
+/// The user part of the translation (between the first `#line 1` and the first wrapper).
+fn user_part(t: &Translation) -> &str {
+    let start = t.text.find("#line 1 ").expect("#line 1");
+    let body = &t.text[start..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    match body.find("\n#line ") {
+        Some(end) => &body[..end + 1],
+        None => body,
+    }
+}
+
+#[test]
+fn lines_are_kept() {
+    let src = "#include <metal_stdlib>;\nusing namespace metal;\n\ntemplate <typename T>\nkernel void f(device T* a [[buffer(0)]],\n  uint i [[thread_position_in_grid]]) {\n  a[i] = 1;\n}\ntemplate [[host_name(\"f_f32\")]]\n[[kernel]] decltype(f<float>) f<float>;\n// end\n";
+    for target in [Target::Cuda, Target::Cpu] {
+        let t = tr(src, target);
+        let user = user_part(&t);
+        assert_eq!(user.lines().count(), src.lines().count(), "{user}");
+        for (a, b) in user.lines().zip(src.lines()) {
+            if b.contains("a[i] = 1") || b.contains("// end") {
+                assert_eq!(a, b);
+            }
+        }
+        assert!(user.starts_with("#include <metal_stdlib>\n"));
+        assert!(!user.contains("host_name"));
+        assert!(user.contains("INGOT_FN void ingot_kernel_f( T* a ,"));
+        assert!(
+            t.text.contains("#line 5 \"kernel.metal\"\n"),
+            "wrapper line"
+        );
+    }
+}
+
+#[test]
+fn cuda_wrapper_abi() {
+    let src = r#"
+struct P { uint n; };
+kernel void k(device const float* x [[buffer(1)]], constant P& p [[buffer(0)]],
+              device half* y [[buffer(2)]], uint2 g [[thread_position_in_grid]],
+              ushort l [[thread_index_in_simdgroup]]) [[max_total_threads_per_threadgroup(128)]] {}
+"#;
+    let t = tr(src, Target::Cuda);
+    assert_eq!(t.entries["k"], "k");
+    assert!(
+        t.text.contains("extern \"C\" __global__ void __launch_bounds__(128) k(const ingot::launch L, P a0, const float* a1, half* a2)"),
+        "{}",
+        t.text
+    );
+    assert!(t.text.contains("::ingot_kernel_k(a1, a0, a2, uint2((uint)(ids.thread_position_in_grid[0]), (uint)(ids.thread_position_in_grid[1])), (ushort)(ids.thread_index_in_simdgroup));"));
+    assert!(t.text.contains("if (!ingot_ids_init(L, ids)) return;"));
+    let e = &t.module.entry_points[0];
+    assert_eq!(e.abi, [1, 0, 2]);
+    assert_eq!(e.params[1].kind, ParamKind::Bytes);
+    assert_eq!(e.params[1].abi_slot, Some(0));
+}
+
+#[test]
+fn cpu_wrapper_abi_and_mode() {
+    let src = r#"
+kernel void loop_k(device float* y, constant float& a, uint i [[thread_position_in_grid]]) { y[i] = a; }
+kernel void fib_k(device float* y, threadgroup float* s [[threadgroup(1)]],
+                  uint i [[thread_index_in_threadgroup]]) {
+  s[i] = y[i]; threadgroup_barrier(mem_flags::mem_threadgroup); y[i] = s[0];
+}
+"#;
+    let t = tr(src, Target::Cpu);
+    assert_eq!(t.entries["loop_k"], "ingot_cpu_loop_k");
+    assert!(t.text.contains("extern \"C\" INGOT_EXPORT const uint32_t ingot_cpu_loop_k_sizes[] = {sizeof(float), sizeof(float)};"));
+    assert!(t
+        .text
+        .contains("ingot::cpu::run_groups<ingot::cpu::Mode::Loop>(L, group_begin, group_end,"));
+    assert!(t.text.contains("::ingot_kernel_loop_k((float*)args[0], *(const float*)args[1], (uint)(t.thread_position_in_grid[0]));"));
+    assert!(t
+        .text
+        .contains("ingot::cpu::run_groups<ingot::cpu::Mode::Fibers>"));
+    assert!(t.text.contains("(float*)ingot::cpu::tgmem(1u)"));
+    assert!(t.text.contains("ingot_cpu_fib_k_sizes[] = {sizeof(float)}"));
+}
+
+#[test]
+fn constant_has_three_meanings() {
+    let src = r#"
+constant float K = 2.0f;
+constant constexpr int N = 4;
+static constant const float T[2] = {1, 2};
+struct S { static constexpr constant int M = 3; constant float* p; };
+float f(constant float* p, constant float& r) { return (constant float*)p == &r; }
+"#;
+    let t = tr(src, Target::Cpu);
+    let u = user_part(&t);
+    assert!(u.contains("INGOT_PROGRAM_CONSTANT float K = 2.0f;"));
+    assert!(u.contains("INGOT_PROGRAM_CONSTANT constexpr int N = 4;"));
+    assert!(u.contains("static INGOT_PROGRAM_CONSTANT  float T[2]"));
+    assert!(u.contains("static constexpr const int M = 3; const float* p;"));
+    assert!(u.contains("float f(const float* p, const float& r) { return (const float*)p == &r; }"));
+}
+
+#[test]
+fn threadgroup_declarations_by_target() {
+    let src = "kernel void k(uint i [[thread_index_in_threadgroup]]) {\n  threadgroup float a[32], b;\n  threadgroup float* p = a;\n  threadgroup atomic_uint c;\n}\n";
+    let cpu = tr(src, Target::Cpu);
+    let u = user_part(&cpu);
+    assert!(u.contains("float (&a)[32] = ingot::cpu::tg_var<float[32], 0>(); float& b = ingot::cpu::tg_var<float, 1>();"), "{u}");
+    assert!(u.contains("  float* p = a;"));
+    assert!(u.contains("atomic_uint& c = ingot::cpu::tg_var<atomic_uint, 2>();"));
+    let cuda = tr(src, Target::Cuda);
+    let u = user_part(&cuda);
+    assert!(u.contains("__shared__ float a[32], b;"));
+    assert!(u.contains("__shared__ atomic_uint c;"));
+    let e = &cuda.module.entry_points[0];
+    assert_eq!(e.features.static_threadgroup_decls, 2);
+    assert!(e.features.needs_fibers());
+}
+
+#[test]
+fn member_function_qualifiers_swizzles_and_literals() {
+    let src = r#"
+struct V { float ba; float get() thread const { return ba; } V() threadgroup = default; };
+float4 f(float4 v, V s) {
+  v.xy = v.zw; v.rgb += v.bgr; float2 q = v.xx; half h = 1.0h + 2h; bfloat b = 1.5bf;
+  return v + s.ba;
+}
+"#;
+    let t = tr(src, Target::Cuda);
+    let u = user_part(&t);
+    assert!(
+        u.contains("float get()  const { return ba; } V()  = default;"),
+        "{u}"
+    );
+    assert!(u.contains("v.xy_ref() = v.zw(); v.rgb_ref() += v.bgr(); float2 q = v.xx();"));
+    assert!(u.contains("half h = half(1.0f) + half(2.0f); bfloat b = bfloat(1.5f);"));
+    assert!(
+        u.contains("return v + s.ba;"),
+        "a field named like a swizzle is left alone"
+    );
+}
+
+#[test]
+fn function_constants_and_gates() {
+    let src = r#"
+constant bool has_b [[function_constant(0)]];
+constant int mode [[function_constant(1)]];
+constant bool no_b = !has_b;
+kernel void k(device float* a [[buffer(0)]],
+              device float* b [[buffer(1), function_constant(has_b)]],
+              device float* c [[buffer(2), function_constant(no_b)]],
+              uint i [[thread_position_in_grid]]) {
+  if (is_function_constant_defined(has_b)) a[i] = b[i];
+  a[i] += mode;
+}
+"#;
+    let e = tr_with(src, Target::Cpu, &[("has_b", "true")]).unwrap_err();
+    assert!(e.message.contains("`mode` (index 1) has no value"), "{e}");
+    assert_eq!((e.line, e.column), (10, 11));
+    let t = tr_with(src, Target::Cpu, &[("has_b", "1"), ("1", "7")]).unwrap();
+    let u = user_part(&t);
+    assert!(u.contains("INGOT_PROGRAM_CONSTANT bool has_b = true;"));
+    assert!(u.contains("INGOT_PROGRAM_CONSTANT int mode = 7;"));
+    assert!(u.contains("if (true) a[i] = b[i];"));
+    let e = &t.module.entry_points[0];
+    assert!(e.params[1].active);
+    assert!(!e.params[2].active);
+    assert_eq!(e.abi, [0, 1]);
+    assert!(t
+        .text
+        .contains("((float*)args[0], (float*)args[1], nullptr,"));
+    let t = tr_with(src, Target::Cuda, &[("has_b", "false"), ("mode", "0")]).unwrap();
+    assert!(
+        t.text
+            .contains("(const ingot::launch L, float* a0, float* a1)"),
+        "{}",
+        t.text
+    );
+    assert!(t.text.contains("(a0, nullptr, a1,"));
+    let err = tr_with(src, Target::Cuda, &[("nope", "1")]).unwrap_err();
+    assert!(err.message.contains("nope"));
+}
+
+#[test]
+fn math_name_clashes_are_renamed() {
+    let src = "float log1p(float x) { return x; }\nfloat erf(float x);\nfloat g(float y) { return log1p(y) + metal::log1p(y); }\n";
+    let t = tr(src, Target::Cpu);
+    let u = user_part(&t);
+    assert!(u.contains("float ingot_user_log1p(float x)"));
+    assert!(u.contains("return ingot_user_log1p(y) + metal::log1p(y);"));
+    assert!(
+        u.contains("float erf(float x);"),
+        "declarations alone are not renamed"
+    );
+}
+
+#[test]
+fn pragmas() {
+    let src = "#pragma METAL internals : enable\nvoid f() {\n#pragma clang loop unroll(full)\nfor (;;) {}\n#pragma clang loop unroll_count(4)\nfor (;;) {}\n}\n";
+    let cuda = tr(src, Target::Cuda);
+    let u = user_part(&cuda);
+    assert!(!u.contains("METAL"));
+    assert!(u.contains("#pragma unroll\n"));
+    assert!(u.contains("#pragma unroll 4\n"));
+    let cpu = tr(src, Target::Cpu);
+    assert!(!user_part(&cpu).contains("pragma"));
+}
+
+#[test]
+fn unsupported_features_are_named() {
+    let src = "kernel void k(texture2d<float, access::read> t [[texture(0)]]) {}";
+    let e = translate(src, &Options::new(Target::Cuda)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel.metal:1:15: error: textures are not supported on the cuda target (`texture2d`)"
+    );
+    let e = translate(
+        "vertex float4 v() { return 0; }",
+        &Options::new(Target::Cpu),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("vertex functions are not supported"));
+}
+
+#[test]
+fn namespaces_and_functors() {
+    let src = r#"
+namespace ops {
+struct Reduce { float operator()(float x) thread const { return simd_sum(x); } };
+template <typename Op> kernel void run(device float* a, uint i [[thread_position_in_grid]]) { a[i] = Op()(a[i]); }
+}
+template [[host_name("run_sum")]] [[kernel]] decltype(ops::run<ops::Reduce>) ops::run<ops::Reduce>;
+"#;
+    let t = tr(src, Target::Cpu);
+    let e = &t.module.entry_points[0];
+    assert_eq!(e.name, "run_sum");
+    assert!(
+        e.features.simdgroup,
+        "the functor's SIMD use reaches the entry point"
+    );
+    assert!(t
+        .text
+        .contains("::ops::ingot_kernel_run<ops::Reduce>((float*)args[0]"));
+    assert!(t.text.contains("Mode::Fibers"));
+}

@@ -1,0 +1,314 @@
+// ingot prelude: type traits, scalar type names, half and bfloat.
+#pragma once
+
+#if defined(INGOT_TARGET_CPU) && defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+// MSL scalar names. glibc's <sys/types.h> declares the same typedefs (uint, ushort, ulong):
+// redeclaring a typedef to the same type is allowed.
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned char uchar;
+typedef unsigned long ulong;
+typedef decltype(sizeof(0)) ingot_size_t;
+
+namespace ingot {
+namespace tt {
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+template <class T, class U> struct is_same { static constexpr bool value = false; };
+template <class T> struct is_same<T, T> { static constexpr bool value = true; };
+template <class T> struct remove_cv { typedef T type; };
+template <class T> struct remove_cv<const T> { typedef T type; };
+template <class T> struct remove_cv<volatile T> { typedef T type; };
+template <class T> struct remove_cv<const volatile T> { typedef T type; };
+template <class T> struct remove_reference { typedef T type; };
+template <class T> struct remove_reference<T&> { typedef T type; };
+template <class T> struct remove_reference<T&&> { typedef T type; };
+template <class T> struct identity { typedef T type; };
+template <bool B, class T, class F> struct conditional { typedef T type; };
+template <class T, class F> struct conditional<false, T, F> { typedef F type; };
+
+template <class T> struct is_integral_ { static constexpr bool value = false; };
+#define INGOT_INTEGRAL(T) \
+  template <> struct is_integral_<T> { static constexpr bool value = true; };
+INGOT_INTEGRAL(bool)
+INGOT_INTEGRAL(char)
+INGOT_INTEGRAL(signed char)
+INGOT_INTEGRAL(unsigned char)
+INGOT_INTEGRAL(short)
+INGOT_INTEGRAL(unsigned short)
+INGOT_INTEGRAL(int)
+INGOT_INTEGRAL(unsigned int)
+INGOT_INTEGRAL(long)
+INGOT_INTEGRAL(unsigned long)
+INGOT_INTEGRAL(long long)
+INGOT_INTEGRAL(unsigned long long)
+#undef INGOT_INTEGRAL
+template <class T> struct is_integral : is_integral_<typename remove_cv<T>::type> {};
+template <class T> struct is_native_float {
+  static constexpr bool value = is_same<typename remove_cv<T>::type, float>::value ||
+                                is_same<typename remove_cv<T>::type, double>::value;
+};
+template <class T> struct is_signed_int {
+  static constexpr bool value = is_integral<T>::value && (T)(-1) < (T)0;
+};
+template <class T> struct make_unsigned { typedef T type; };
+template <> struct make_unsigned<char> { typedef unsigned char type; };
+template <> struct make_unsigned<signed char> { typedef unsigned char type; };
+template <> struct make_unsigned<short> { typedef unsigned short type; };
+template <> struct make_unsigned<int> { typedef unsigned int type; };
+template <> struct make_unsigned<long> { typedef unsigned long type; };
+template <> struct make_unsigned<long long> { typedef unsigned long long type; };
+template <class T> T&& declval();
+}  // namespace tt
+}  // namespace ingot
+
+#define INGOT_REQ(...) typename ::ingot::tt::enable_if<(__VA_ARGS__), int>::type = 0
+#define INGOT_ND(...) typename ::ingot::tt::identity<__VA_ARGS__>::type
+
+namespace metal {
+typedef ::uint uint;
+typedef ::ushort ushort;
+typedef ::uchar uchar;
+typedef ::ulong ulong;
+typedef ::ingot_size_t size_t;
+typedef decltype((int*)0 - (int*)0) ptrdiff_t;
+
+namespace detail {
+template <class To, class From>
+INGOT_FN To bitcast(const From& f) {
+  static_assert(sizeof(To) == sizeof(From), "as_type: sizes differ");
+  To t;
+  __builtin_memcpy(&t, &f, sizeof(To));
+  return t;
+}
+
+// float <-> IEEE binary16, round to nearest even; NaN payload kept (quietened), inf, denormals.
+INGOT_FN unsigned short f32_to_f16(float f) {
+#if defined(INGOT_TARGET_CUDA)
+  unsigned short r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+#elif defined(__F16C__)
+  return (unsigned short)_cvtss_sh(f, 0);
+#elif defined(__aarch64__)
+  __fp16 h = (__fp16)f;
+  unsigned short r;
+  __builtin_memcpy(&r, &h, 2);
+  return r;
+#else
+  unsigned int x = bitcast<unsigned int>(f);
+  unsigned int sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u)  // inf or NaN
+    return (unsigned short)(sign | (x > 0x7f800000u ? 0x7e00u | ((x >> 13) & 0x3ffu) : 0x7c00u));
+  if (x >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // rounds to inf
+  if (x < 0x38800000u) {  // below the smallest normal half: the FPU rounds for us
+    float t = bitcast<float>(x) + 0.5f;
+    return (unsigned short)(sign | (bitcast<unsigned int>(t) - 0x3f000000u));
+  }
+  unsigned int odd = (x >> 13) & 1u;
+  x += 0xc8000fffu + odd;  // rebias exponent (-112 << 23), round half to even
+  return (unsigned short)(sign | (x >> 13));
+#endif
+}
+
+INGOT_FN float f16_to_f32(unsigned short h) {
+#if defined(INGOT_TARGET_CUDA)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#elif defined(__F16C__)
+  return _cvtsh_ss(h);
+#elif defined(__aarch64__)
+  __fp16 v;
+  __builtin_memcpy(&v, &h, 2);
+  return (float)v;
+#else
+  unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
+  unsigned int e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1f) return bitcast<float>(sign | 0x7f800000u | (m << 13));
+  if (e == 0) {
+    float v = (float)m * 5.9604644775390625e-8f;  // m * 2^-24, exact
+    return bitcast<float>(sign | bitcast<unsigned int>(v));
+  }
+  return bitcast<float>(sign | ((e + 112u) << 23) | (m << 13));
+#endif
+}
+
+INGOT_FN unsigned short f32_to_bf16(float f) {
+#if defined(INGOT_TARGET_CUDA)
+  unsigned short r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+#else
+  unsigned int x = bitcast<unsigned int>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (unsigned short)(x >> 16);
+#endif
+}
+
+INGOT_FN float bf16_to_f32(unsigned short b) {
+  return bitcast<float>((unsigned int)b << 16);
+}
+}  // namespace detail
+
+struct bfloat;
+struct raw_bits_t {};
+
+// half: IEEE binary16. Converts implicitly to and from float; half op half -> half (computed in
+// float, rounded once: exact for + - * / sqrt), half op float -> float, half op int -> half.
+struct half {
+  unsigned short bits;
+  half() = default;
+  INGOT_FN constexpr half(raw_bits_t, unsigned short b) : bits(b) {}
+  INGOT_FN half(float f) : bits(detail::f32_to_f16(f)) {}
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||
+                               ingot::tt::is_same<T, double>::value)>
+  INGOT_FN half(T v) : bits(detail::f32_to_f16((float)v)) {}
+  INGOT_FN explicit half(const bfloat& b);
+  INGOT_FN operator float() const { return detail::f16_to_f32(bits); }
+  static INGOT_FN half from_bits(unsigned short b) {
+    half h;
+    h.bits = b;
+    return h;
+  }
+  template <class T> INGOT_FN half& operator+=(const T& o) { return *this = half(float(*this) + float(o)); }
+  template <class T> INGOT_FN half& operator-=(const T& o) { return *this = half(float(*this) - float(o)); }
+  template <class T> INGOT_FN half& operator*=(const T& o) { return *this = half(float(*this) * float(o)); }
+  template <class T> INGOT_FN half& operator/=(const T& o) { return *this = half(float(*this) / float(o)); }
+  INGOT_FN half& operator++() { return *this += 1.0f; }
+  INGOT_FN half& operator--() { return *this -= 1.0f; }
+  INGOT_FN half operator++(int) { half t = *this; *this += 1.0f; return t; }
+  INGOT_FN half operator--(int) { half t = *this; *this -= 1.0f; return t; }
+};
+
+// bfloat: brain float. Converts implicitly to float only; from anything else explicitly.
+struct bfloat {
+  unsigned short bits;
+  bfloat() = default;
+  INGOT_FN constexpr bfloat(raw_bits_t, unsigned short b) : bits(b) {}
+  INGOT_FN explicit bfloat(float f) : bits(detail::f32_to_bf16(f)) {}
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||
+                               ingot::tt::is_same<T, double>::value)>
+  INGOT_FN explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
+  INGOT_FN explicit bfloat(half h) : bits(detail::f32_to_bf16(float(h))) {}
+  INGOT_FN operator float() const { return detail::bf16_to_f32(bits); }
+  static INGOT_FN bfloat from_bits(unsigned short b) {
+    bfloat h;
+    h.bits = b;
+    return h;
+  }
+  template <class T> INGOT_FN bfloat& operator+=(const T& o) { return *this = bfloat(float(*this) + float(o)); }
+  template <class T> INGOT_FN bfloat& operator-=(const T& o) { return *this = bfloat(float(*this) - float(o)); }
+  template <class T> INGOT_FN bfloat& operator*=(const T& o) { return *this = bfloat(float(*this) * float(o)); }
+  template <class T> INGOT_FN bfloat& operator/=(const T& o) { return *this = bfloat(float(*this) / float(o)); }
+  INGOT_FN bfloat& operator++() { return *this += 1.0f; }
+  INGOT_FN bfloat& operator--() { return *this -= 1.0f; }
+  INGOT_FN bfloat operator++(int) { bfloat t = *this; *this += 1.0f; return t; }
+  INGOT_FN bfloat operator--(int) { bfloat t = *this; *this -= 1.0f; return t; }
+};
+INGOT_FN half::half(const bfloat& b) : bits(detail::f32_to_f16(float(b))) {}
+
+static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
+static_assert(sizeof(bfloat) == 2 && alignof(bfloat) == 2, "bfloat layout");
+
+typedef half half_t;
+typedef bfloat bfloat16_t;
+
+// Arithmetic. H is half or bfloat; the other operand: same type -> H, integer -> H,
+// float/double -> float, the other 16-bit type -> float.
+#define INGOT_H16_OPS(H)                                                                        \
+  INGOT_FN H operator+(H a) { return a; }                                                       \
+  INGOT_FN H operator-(H a) { return H::from_bits((unsigned short)(a.bits ^ 0x8000u)); }        \
+  INGOT_FN bool operator!(H a) { return !float(a); }                                            \
+  INGOT_H16_BIN(H, +)                                                                           \
+  INGOT_H16_BIN(H, -)                                                                           \
+  INGOT_H16_BIN(H, *)                                                                           \
+  INGOT_H16_BIN(H, /)                                                                           \
+  INGOT_H16_CMP(H, ==)                                                                          \
+  INGOT_H16_CMP(H, !=)                                                                          \
+  INGOT_H16_CMP(H, <)                                                                           \
+  INGOT_H16_CMP(H, >)                                                                           \
+  INGOT_H16_CMP(H, <=)                                                                          \
+  INGOT_H16_CMP(H, >=)
+#define INGOT_H16_BIN(H, op)                                                                    \
+  INGOT_FN H operator op(H a, H b) { return H(float(a) op float(b)); }                         \
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value)>                               \
+  INGOT_FN H operator op(H a, T b) { return H(float(a) op(float) b); }                          \
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value)>                               \
+  INGOT_FN H operator op(T a, H b) { return H((float)a op float(b)); }                          \
+  template <class T, INGOT_REQ(ingot::tt::is_native_float<T>::value)>                           \
+  INGOT_FN float operator op(H a, T b) { return float(a) op(float) b; }                         \
+  template <class T, INGOT_REQ(ingot::tt::is_native_float<T>::value)>                           \
+  INGOT_FN float operator op(T a, H b) { return (float)a op float(b); }
+#define INGOT_H16_CMP(H, op)                                                                    \
+  INGOT_FN bool operator op(H a, H b) { return float(a) op float(b); }                         \
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||                              \
+                               ingot::tt::is_native_float<T>::value)>                           \
+  INGOT_FN bool operator op(H a, T b) { return float(a) op(float) b; }                          \
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||                              \
+                               ingot::tt::is_native_float<T>::value)>                           \
+  INGOT_FN bool operator op(T a, H b) { return (float)a op float(b); }
+INGOT_H16_OPS(half)
+INGOT_H16_OPS(bfloat)
+#define INGOT_HB_MIX(op)                                                                        \
+  INGOT_FN float operator op(half a, bfloat b) { return float(a) op float(b); }                \
+  INGOT_FN float operator op(bfloat a, half b) { return float(a) op float(b); }
+INGOT_HB_MIX(+)
+INGOT_HB_MIX(-)
+INGOT_HB_MIX(*)
+INGOT_HB_MIX(/)
+#undef INGOT_HB_MIX
+#undef INGOT_H16_OPS
+#undef INGOT_H16_BIN
+#undef INGOT_H16_CMP
+
+// Type traits the vector and math code uses.
+template <class T> struct is_half_like {
+  static constexpr bool value = ingot::tt::is_same<typename ingot::tt::remove_cv<T>::type, half>::value ||
+                                ingot::tt::is_same<typename ingot::tt::remove_cv<T>::type, bfloat>::value;
+};
+template <class T> struct is_floating_point {
+  static constexpr bool value = ingot::tt::is_native_float<T>::value || is_half_like<T>::value;
+};
+template <class T> struct is_scalar {
+  static constexpr bool value = is_floating_point<T>::value || ingot::tt::is_integral<T>::value;
+};
+template <class T> struct is_integral : ingot::tt::is_integral<T> {};
+template <class T, class U> struct is_same : ingot::tt::is_same<T, U> {};
+template <bool B, class T = void> struct enable_if : ingot::tt::enable_if<B, T> {};
+template <bool B, class T = void> using enable_if_t = typename ingot::tt::enable_if<B, T>::type;
+template <class T> struct remove_cv : ingot::tt::remove_cv<T> {};
+template <class T> using remove_cv_t = typename ingot::tt::remove_cv<T>::type;
+template <class T, class U> constexpr bool is_same_v = ingot::tt::is_same<T, U>::value;
+template <class T> constexpr bool is_floating_point_v = is_floating_point<T>::value;
+template <class T> constexpr bool is_integral_v = ingot::tt::is_integral<T>::value;
+template <class T> constexpr bool is_scalar_v = is_scalar<T>::value;
+template <class T> struct is_signed {
+  static constexpr bool value = is_floating_point<T>::value || ingot::tt::is_signed_int<T>::value;
+};
+template <class T> struct is_unsigned {
+  static constexpr bool value = ingot::tt::is_integral<T>::value && !ingot::tt::is_signed_int<T>::value;
+};
+template <class T> struct make_unsigned : ingot::tt::make_unsigned<T> {};
+template <class T> using make_unsigned_t = typename ingot::tt::make_unsigned<T>::type;
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  typedef T value_type;
+  INGOT_FN constexpr operator T() const { return v; }
+};
+typedef integral_constant<bool, true> true_type;
+typedef integral_constant<bool, false> false_type;
+
+// "wide" type for computing: half/bfloat -> float, others unchanged.
+template <class T> struct wide { typedef T type; };
+template <> struct wide<half> { typedef float type; };
+template <> struct wide<bfloat> { typedef float type; };
+}  // namespace metal
+
+using metal::bfloat;
+using metal::half;

@@ -10,6 +10,7 @@
 pub mod error;
 pub mod lexer;
 pub mod prelude;
+pub mod preprocess;
 pub mod reflect;
 pub mod rewrite;
 pub mod syntax;

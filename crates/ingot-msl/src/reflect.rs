@@ -277,6 +277,8 @@ pub fn reflect(source: &str) -> Result<Module> {
 
 /// Reflects `source`, naming `file` in errors.
 pub fn reflect_named(source: &str, file: &str) -> Result<Module> {
+    let expanded = crate::preprocess::preprocess(source, file)?;
+    let source: &str = &expanded;
     let toks = significant(&lex(source, file, false)?);
     let syn = analyse(source, file, &toks)?;
     build(source, file, &toks, &syn)

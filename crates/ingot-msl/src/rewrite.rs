@@ -165,6 +165,8 @@ const GLOBAL_MATH_NAMES: &[&str] = &[
 /// Translates `source` for `opts.target`.
 pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     let file = opts.file_name.as_str();
+    let expanded = crate::preprocess::preprocess(source, file)?;
+    let source: &str = &expanded;
     let toks = significant(&lex(source, file, false)?);
     check_unsupported(source, file, &toks, Some(opts.target))?;
     let syn = analyse(source, file, &toks)?;

@@ -258,3 +258,34 @@ template [[host_name("run_sum")]] [[kernel]] decltype(ops::run<ops::Reduce>) ops
         .contains("::ops::ingot_kernel_run<ops::Reduce>((float*)args[0]"));
     assert!(t.text.contains("Mode::Fibers"));
 }
+
+#[test]
+fn kernels_defined_by_macros() {
+    let src = r#"#include <metal_stdlib>
+using namespace metal;
+#define UNARY(FN, T, NAME) \
+kernel void NAME(constant size_t &dim, device const T *in, device T *out, \
+                 uint tid [[thread_position_in_grid]]) { \
+    if (tid >= dim) return; out[tid] = T(FN(float(in[tid]))); }
+UNARY(exp, float, exp_f32)
+#if defined(__HAVE_BFLOAT__) && __METAL_VERSION__ >= 310
+UNARY(exp, bfloat, exp_bf16)
+#else
+UNARY(exp, half, never)
+#endif
+"#;
+    let t = tr(src, Target::Cpu);
+    let names: Vec<&str> = t
+        .module
+        .entry_points
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(names, ["exp_f32", "exp_bf16"]);
+    let e = &t.module.entry_points[0];
+    assert_eq!(e.line, 7);
+    assert_eq!(e.params[1].pointee, "float");
+    assert_eq!(e.params[0].info.unwrap().size, 8);
+    assert!(t.text.contains("if (tid >= dim) return;"));
+    assert_eq!(user_part(&t).lines().count(), src.lines().count());
+}

@@ -255,6 +255,9 @@ pub struct Param {
     pub is_reference: bool,
     /// `pointee` parsed, when it is a known MSL type.
     pub info: Option<TypeInfo>,
+    /// Byte size of `pointee` with MSL layout, when known (MSL types, and structs of the file
+    /// whose fields all have known sizes).
+    pub size: Option<u32>,
     /// The builtin role (builtin parameters).
     pub role: Option<BuiltinRole>,
     /// The function constant that gates the parameter (`[[function_constant(name)]]`).
@@ -288,6 +291,7 @@ pub fn reflect_named(source: &str, file: &str) -> Result<Module> {
 pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Result<Module> {
     check_unsupported(src, file, toks, None)?;
     let graph = CallGraph::new(src, toks, syn);
+    let layouts = struct_layouts(src, toks, syn);
     let mut entry_points = Vec::new();
     let mut seen: HashMap<String, u32> = HashMap::new();
     let at = |i: usize| toks.get(i).map(|t| (t.line, t.col)).unwrap_or((1, 1));
@@ -302,7 +306,7 @@ pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Resu
             .and_then(|a| a.args.first())
             .and_then(|a| crate::syntax::unquote(a))
             .unwrap_or_else(|| f.name.clone());
-        let e = entry(src, file, toks, syn, &graph, d, f, host, &[], &[])?;
+        let e = entry(src, file, toks, syn, &graph, &layouts, d, f, host, &[], &[])?;
         entry_points.push(e);
     }
     for inst in &syn.instantiations {
@@ -328,6 +332,7 @@ pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Resu
             toks,
             syn,
             &graph,
+            &layouts,
             d,
             f,
             inst.host_name.clone(),
@@ -445,6 +450,7 @@ fn entry(
     toks: &[Token],
     syn: &Syntax,
     graph: &CallGraph,
+    layouts: &HashMap<String, (u32, u32)>,
     d: usize,
     f: &FunctionDef,
     host: String,
@@ -499,6 +505,10 @@ fn entry(
         let vw: Vec<&str> = value_words.iter().map(String::as_str).collect();
         let info = parse_type(&vw);
         let pointee = join_words(&vw);
+        let size = match info {
+            Some(i) => Some(i.size),
+            None => layouts.get(&pointee).map(|l| l.0),
+        };
         let mut buffer_attr = None;
         let mut tg_attr = None;
         let mut role = None;
@@ -598,6 +608,7 @@ fn entry(
             is_pointer,
             is_reference,
             info,
+            size,
             role,
             gate,
             active: true,
@@ -633,6 +644,152 @@ fn entry(
     };
     assign_abi(&mut e);
     Ok(e)
+}
+
+/// Size and alignment of the file's plain structs (fields of known types only; no bases,
+/// no bit-fields, no `alignas`), by name.
+pub(crate) fn struct_layouts(
+    src: &str,
+    toks: &[Token],
+    syn: &Syntax,
+) -> HashMap<String, (u32, u32)> {
+    let mut out: HashMap<String, (u32, u32)> = HashMap::new();
+    // Structs may use structs defined before them: repeat until nothing changes.
+    for _ in 0..8 {
+        let mut changed = false;
+        for (name, bodies) in &syn.classes {
+            if out.contains_key(name) || bodies.len() != 1 || name.is_empty() {
+                continue;
+            }
+            if let Some(l) = layout_of(src, toks, bodies[0], &out) {
+                out.insert(name.clone(), l);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+fn layout_of(
+    src: &str,
+    toks: &[Token],
+    (open, close): (usize, usize),
+    known: &HashMap<String, (u32, u32)>,
+) -> Option<(u32, u32)> {
+    let txt = |i: usize| toks.get(i).map(|t| t.text(src)).unwrap_or("");
+    // A base class (`struct A : B {`) or a template: unknown.
+    let mut k = open;
+    while k > 0 {
+        k -= 1;
+        match txt(k) {
+            ":" => return None,
+            "struct" | "class" | "union" => {
+                if txt(k) == "union" || (k > 0 && txt(k - 1) == ">") {
+                    return None;
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    let (mut offset, mut align) = (0u32, 1u32);
+    let mut start = open + 1;
+    let mut i = open + 1;
+    while i < close {
+        match txt(i) {
+            "{" | "(" | "alignas" | ":" | "static" | "using" | "typedef" | "template"
+            | "friend" | "enum" | "struct" | "union" | "class" => {
+                // Methods, nested types and the like: give up unless it is a method body we can skip.
+                return None;
+            }
+            ";" => {
+                if i > start {
+                    let (s, a) = field_layout(src, toks, start, i, known)?;
+                    let _ = s;
+                    for (size, count) in a {
+                        offset = offset.checked_add(align_pad(offset, size.1))?;
+                        offset = offset.checked_add(size.0.checked_mul(count)?)?;
+                        align = align.max(size.1);
+                    }
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < close {
+        return None;
+    }
+    let total = offset.checked_add(align_pad(offset, align))?;
+    Some((total, align))
+}
+
+fn align_pad(offset: u32, align: u32) -> u32 {
+    let a = align.max(1);
+    (a - offset % a) % a
+}
+
+/// One field statement `T a, b[4];`: ((size, align) of T, [(layout, element count)]).
+#[allow(clippy::type_complexity)]
+fn field_layout(
+    src: &str,
+    toks: &[Token],
+    a: usize,
+    b: usize,
+    known: &HashMap<String, (u32, u32)>,
+) -> Option<((u32, u32), Vec<((u32, u32), u32)>)> {
+    let words: Vec<&str> = (a..b).map(|k| toks[k].text(src)).collect();
+    let mut decls: Vec<&[&str]> = words.split(|w| *w == ",").collect();
+    let first = decls.first_mut()?;
+    // The first declarator's name: the last identifier before `[` (or the end).
+    let end = first.iter().position(|w| *w == "[").unwrap_or(first.len());
+    if end < 2 {
+        return None;
+    }
+    let ty_words: Vec<&str> = first[..end - 1]
+        .iter()
+        .copied()
+        .filter(|w| !matches!(*w, "const" | "volatile" | "device" | "constant" | "thread"))
+        .collect();
+    let ty_words: Vec<&str> = match ty_words.as_slice() {
+        ["metal", "::", rest @ ..] => rest.to_vec(),
+        _ => ty_words,
+    };
+    let is_ptr = ty_words.last() == Some(&"*");
+    let layout = if is_ptr {
+        (8, 8)
+    } else if let Some(t) = parse_type(&ty_words) {
+        (t.size, t.align)
+    } else {
+        *known.get(&join_words(&ty_words))?
+    };
+    let first_decl: &[&str] = &first[end - 1..];
+    let mut out = Vec::new();
+    for (n, d) in decls.iter().enumerate() {
+        let d: &[&str] = if n == 0 { first_decl } else { d };
+        let mut count = 1u32;
+        let mut k = 1;
+        if d.first()
+            .is_none_or(|w| !w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        {
+            return None;
+        }
+        while k < d.len() {
+            match (d.get(k), d.get(k + 1), d.get(k + 2)) {
+                (Some(&"["), Some(n), Some(&"]")) => {
+                    count = count.checked_mul(parse_int(n)?)?;
+                    k += 3;
+                }
+                _ => return None,
+            }
+        }
+        out.push((layout, count));
+    }
+    Some((layout, out))
 }
 
 /// Recomputes `abi` and `abi_slot` from the active buffer and bytes parameters.
@@ -890,6 +1047,8 @@ kernel void saxpy(device const float* x [[buffer(0)]],
         assert_eq!(p[2].buffer_index, Some(3));
         assert_eq!(p[2].pointee, "Params");
         assert!(p[2].info.is_none());
+        assert_eq!(p[2].size, Some(8));
+        assert_eq!(p[3].size, Some(4));
         assert_eq!(p[3].buffer_index, Some(4));
         assert_eq!(p[3].info.unwrap().scalar, ScalarKind::F32);
         assert_eq!(p[4].kind, ParamKind::Builtin);
@@ -899,6 +1058,18 @@ kernel void saxpy(device const float* x [[buffer(0)]],
         assert_eq!(p[5].info.unwrap().scalar, ScalarKind::U16);
         assert_eq!(e.abi, [0, 1, 2, 3]);
         assert!(!e.features.needs_fibers());
+    }
+
+    #[test]
+    fn struct_sizes_follow_msl_layout() {
+        let src = "struct A { float3 v; half h; };\nstruct B { A a[2]; packed_float3 p; char c; };\nstruct C : A { int x; };\nstruct D { float f() { return 0; } };\n\
+                   kernel void k(constant A& a, constant B& b, constant C& c, constant D& d) {}";
+        let m = reflect(src).unwrap();
+        let p = &m.entry_points[0].params;
+        assert_eq!(p[0].size, Some(32));
+        assert_eq!(p[1].size, Some(80));
+        assert_eq!(p[2].size, None);
+        assert_eq!(p[3].size, None);
     }
 
     #[test]

@@ -563,12 +563,25 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    /// Renames each entry point's definition `ingot_kernel_<name>`.
+    /// Renames each entry point's function `ingot_kernel_<name>`, everywhere it is named (a
+    /// `typedef decltype(f<half>) f_t;` must follow), so the wrapper may take the host name.
     fn entry_names(&mut self, m: &Module) {
-        for e in &m.entry_points {
-            if let Some(f) = self.syn.functions.get(e.def) {
-                let t = f.name_tok;
-                self.set(t, format!("ingot_kernel_{}", f.name));
+        let names: HashSet<&str> = m
+            .entry_points
+            .iter()
+            .filter_map(|e| self.syn.functions.get(e.def))
+            .map(|f| f.name.as_str())
+            .collect();
+        for i in 0..self.toks.len() {
+            let t = self.toks[i];
+            if t.kind == TokenKind::Ident
+                && self.repl[i].is_none()
+                && names.contains(t.text(self.src))
+                && !self.prev_is(i, ".")
+                && !self.prev_is(i, "->")
+            {
+                let new = format!("ingot_kernel_{}", t.text(self.src));
+                self.set(i, new);
             }
         }
     }

@@ -767,14 +767,18 @@ impl<'a> Walker<'a> {
         };
         let host =
             unquote(&raw).ok_or_else(|| self.err_at(at, "host_name expects a string literal"))?;
-        // The function: after `decltype(...)` when present, else just before `<...>(`.
-        let mut j = body_start;
+        // The function: after `decltype(...)` when present, else the name before `<...>(`
+        // (full signature) or before `<...>;` (a typedef'd function type).
+        let mut j;
         if let Some(d) = (body_start..semi).find(|&k| self.is(k, "decltype")) {
             j = self.matching(d + 1, semi) + 1;
-        } else if let Some(p) = (body_start..semi).find(|&k| self.is(k, "(")) {
+        } else {
+            let p = (body_start..semi)
+                .find(|&k| self.is(k, "("))
+                .unwrap_or(semi);
             // Walk back over `<...>` to the name.
             let mut b = p;
-            if self.is(p.wrapping_sub(1), ">") {
+            if p > body_start && self.is(p - 1, ">") {
                 let mut depth = 0;
                 let mut q = p - 1;
                 loop {
@@ -796,8 +800,8 @@ impl<'a> Walker<'a> {
                 b = q;
             }
             j = b.saturating_sub(1);
-            while j > body_start && self.is(j - 1, "::") {
-                j = j.saturating_sub(2);
+            while j > body_start + 1 && self.is(j - 1, "::") {
+                j -= 2;
             }
         }
         let mut qualifier = String::new();

@@ -289,3 +289,28 @@ UNARY(exp, half, never)
     assert!(t.text.contains("if (tid >= dim) return;"));
     assert_eq!(user_part(&t).lines().count(), src.lines().count());
 }
+
+#[test]
+fn typedef_instantiations_follow_the_rename() {
+    let src = r#"
+template <typename T>
+kernel void mul(device T* a, uint i [[thread_position_in_grid]]) { a[i] *= 2; }
+typedef decltype(mul<float>) mul_t;
+template [[host_name("mul_f32")]] kernel mul_t mul<float>;
+template [[host_name("mul_f16")]] kernel void mul<half>(device half*, uint);
+"#;
+    let t = tr(src, Target::Cuda);
+    let names: Vec<&str> = t
+        .module
+        .entry_points
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(names, ["mul_f32", "mul_f16"]);
+    let u = user_part(&t);
+    assert!(
+        u.contains("typedef decltype(ingot_kernel_mul<float>) mul_t;"),
+        "{u}"
+    );
+    assert!(t.text.contains("::ingot_kernel_mul<half>(a0,"));
+}

@@ -1,0 +1,255 @@
+"""ingot on CUDA side by side with CuPy and PyTorch, in one run on one GPU.
+
+Usage: INGOT_DEVICE=cuda python benches/bench_cuda.py [--quick] [--out DIR]
+
+For each case it prints the median time of ingot, CuPy and PyTorch, the ratio
+(faster of CuPy/PyTorch time) / (ingot time) -- above 1.0 means ingot is faster -- and, for
+memory-bound cases, ingot's bandwidth as a fraction of the measured device copy bandwidth.
+Results go to benches/results/cuda-<device>-<date>.json and .md.
+
+Timing: every framework's op is run `reps` times back to back after a warm-up, then the device
+is synchronised; the median of `rounds` such blocks divided by `reps` is reported. Inputs are
+random, never zeros; several input sets rotate where caches could flatter small sizes.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import ingot as ig
+
+try:
+    import cupy as cp
+except Exception:  # pragma: no cover - optional
+    cp = None
+try:
+    import torch
+except Exception:  # pragma: no cover - optional
+    torch = None
+
+
+def _sync_ingot():
+    ig.synchronize()
+
+
+def _sync_cupy():
+    cp.cuda.Device().synchronize()
+
+
+def _sync_torch():
+    torch.cuda.synchronize()
+
+
+def timeit(fn, sync, reps=20, rounds=5, warmup=3):
+    for _ in range(warmup):
+        fn()
+    sync()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) / reps)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = ap.parse_args()
+
+    dev = ig.default_device()
+    if "cuda" not in str(dev):
+        print(f"default device is {dev}; set INGOT_DEVICE=cuda", file=sys.stderr)
+        return 2
+    rng = np.random.default_rng()
+    n = 1 << (24 if args.quick else 28)
+    side = 4096 if args.quick else 16384
+    rows = []
+
+    def record(case, nbytes, t_ig, t_cp, t_th, flops=None):
+        best = min(t for t in (t_cp, t_th) if t is not None) if (t_cp or t_th) else None
+        row = {
+            "case": case,
+            "ingot_s": t_ig,
+            "cupy_s": t_cp,
+            "torch_s": t_th,
+            "ratio_vs_best": (best / t_ig) if (best and t_ig) else None,
+            "bytes": nbytes,
+            "flops": flops,
+        }
+        rows.append(row)
+        fmt = lambda t: f"{t * 1e6:10.1f}us" if t is not None else "         -"
+        extra = ""
+        if nbytes and t_ig:
+            extra = f"  {nbytes / t_ig / 1e12:6.2f} TB/s"
+        if flops and t_ig:
+            extra = f"  {flops / t_ig / 1e12:6.1f} TFLOP/s"
+        ratio = f"{row['ratio_vs_best']:.2f}x" if row["ratio_vs_best"] else "-"
+        print(f"{case:34s} ingot {fmt(t_ig)}  cupy {fmt(t_cp)}  torch {fmt(t_th)}  ratio {ratio:>6}{extra}", flush=True)
+
+    # Copy bandwidth: the ceiling for memory-bound ops (bytes read + written).
+    host = rng.random(n, dtype=np.float32) + 0.5
+    th_a = torch.from_numpy(host).cuda() if torch else None
+    th_b = torch.from_numpy(rng.random(n, dtype=np.float32) + 0.5).cuda() if torch else None
+    copy_bw = None
+    if torch:
+        dst = torch.empty_like(th_a)
+        t = timeit(lambda: dst.copy_(th_a), _sync_torch)
+        copy_bw = 2 * n * 4 / t
+        print(f"device copy bandwidth (torch copy_): {copy_bw / 1e12:.2f} TB/s")
+        del dst
+    a = ig.asarray(host)
+    b = ig.asarray(rng.random(n, dtype=np.float32) + 0.5)
+    ca = cp.asarray(host) if cp else None
+    cb = cp.asarray(np.asarray(b)) if cp else None
+    cond_h = rng.random(n) < 0.5
+    cond = ig.asarray(cond_h)
+    c_cond = cp.asarray(cond_h) if cp else None
+    t_cond = torch.from_numpy(cond_h).cuda() if torch else None
+
+    cases = [
+        ("add f32", 12 * n, lambda: a + b, lambda: ca + cb, lambda: th_a + th_b),
+        ("multiply f32", 12 * n, lambda: a * b, lambda: ca * cb, lambda: th_a * th_b),
+        ("exp f32", 8 * n, lambda: ig.exp(a), lambda: cp.exp(ca), lambda: torch.exp(th_a)),
+        ("sin f32", 8 * n, lambda: ig.sin(a), lambda: cp.sin(ca), lambda: torch.sin(th_a)),
+        ("where f32", 13 * n, lambda: ig.where(cond, a, b), lambda: cp.where(c_cond, ca, cb),
+         lambda: torch.where(t_cond, th_a, th_b)),
+        ("astype f32->f16", 6 * n, lambda: a.astype(ig.float16), lambda: ca.astype(cp.float16),
+         lambda: th_a.to(torch.float16)),
+        ("sum f32 (all)", 4 * n, lambda: ig.sum(a), lambda: cp.sum(ca), lambda: torch.sum(th_a)),
+        ("max f32 (all)", 4 * n, lambda: ig.max(a), lambda: cp.max(ca), lambda: torch.max(th_a)),
+        ("argmax f32 (all)", 4 * n, lambda: ig.argmax(a), lambda: cp.argmax(ca), lambda: torch.argmax(th_a)),
+    ]
+    for name, nbytes, f_ig, f_cp, f_th in cases:
+        try:
+            t_ig = timeit(f_ig, _sync_ingot)
+        except Exception as e:  # report and go on: one missing op must not hide the rest
+            print(f"{name}: ingot failed: {type(e).__name__}: {e}")
+            t_ig = None
+        t_cp = timeit(f_cp, _sync_cupy) if cp else None
+        t_th = timeit(f_th, _sync_torch) if torch else None
+        record(name, nbytes, t_ig, t_cp, t_th)
+    del a, b, ca, cb, th_a, th_b, cond, c_cond, t_cond
+
+    m_host = rng.random((side, side), dtype=np.float32) + 0.5
+    m = ig.asarray(m_host)
+    cm = cp.asarray(m_host) if cp else None
+    tm = torch.from_numpy(m_host).cuda() if torch else None
+    for name, axis in (("sum rows (axis=1)", 1), ("sum columns (axis=0)", 0)):
+        nbytes = 4 * side * side
+        try:
+            t_ig = timeit(lambda: ig.sum(m, axis=axis), _sync_ingot)
+        except Exception as e:
+            print(f"{name}: ingot failed: {type(e).__name__}: {e}")
+            t_ig = None
+        t_cp = timeit(lambda: cp.sum(cm, axis=axis), _sync_cupy) if cp else None
+        t_th = timeit(lambda: torch.sum(tm, dim=axis), _sync_torch) if torch else None
+        record(f"{name} {side}x{side}", nbytes, t_ig, t_cp, t_th)
+    del m, cm, tm
+
+    for size in ((2048, 4096) if args.quick else (4096, 8192)):
+        for dt_name in ("float32", "float16"):
+            x_h = (rng.random((size, size), dtype=np.float32) - 0.5).astype(dt_name)
+            y_h = (rng.random((size, size), dtype=np.float32) - 0.5).astype(dt_name)
+            x, y = ig.asarray(x_h), ig.asarray(y_h)
+            tx = torch.from_numpy(x_h).cuda() if torch else None
+            ty = torch.from_numpy(y_h).cuda() if torch else None
+            cx = cp.asarray(x_h) if cp else None
+            cy = cp.asarray(y_h) if cp else None
+            flops = 2 * size ** 3
+            try:
+                t_ig = timeit(lambda: x @ y, _sync_ingot, reps=5, rounds=3)
+            except Exception as e:
+                print(f"matmul: ingot failed: {type(e).__name__}: {e}")
+                t_ig = None
+            t_cp = timeit(lambda: cx @ cy, _sync_cupy, reps=5, rounds=3) if cp else None
+            t_th = timeit(lambda: tx @ ty, _sync_torch, reps=5, rounds=3) if torch else None
+            record(f"matmul {size} {dt_name}", None, t_ig, t_cp, t_th, flops=flops)
+            del x, y, tx, ty, cx, cy
+
+    # Small-op latency from Python: a 1-element add, result kept on the device.
+    s1, s2 = ig.asarray(np.ones(1, np.float32)), ig.asarray(np.ones(1, np.float32))
+    c1 = cp.ones(1, cp.float32) if cp else None
+    t1 = torch.ones(1, device="cuda") if torch else None
+    record(
+        "small op (1-element add)",
+        None,
+        timeit(lambda: s1 + s2, _sync_ingot, reps=2000, rounds=5),
+        timeit(lambda: c1 + c1, _sync_cupy, reps=2000, rounds=5) if cp else None,
+        timeit(lambda: t1 + t1, _sync_torch, reps=2000, rounds=5) if torch else None,
+    )
+
+    # User-kernel launch latency, and NVRTC first compile vs warm load.
+    src = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void scale_%d(device float *x [[buffer(0)]], constant float &s [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) { x[i] = x[i] * s; }
+"""
+    tag = int(time.time() * 1000) % 1000000
+    t0 = time.perf_counter()
+    lib = ig.compile(src % tag)
+    first_compile = time.perf_counter() - t0
+    kern = lib[f"scale_{tag}"]
+    t0 = time.perf_counter()
+    ig.compile(src % tag)
+    warm = time.perf_counter() - t0
+    xs = ig.asarray(np.ones(32, np.float32))
+    t_launch = timeit(lambda: kern(32, xs, 1.0), _sync_ingot, reps=2000, rounds=5)
+    t_cp_launch = None
+    if cp:
+        raw = cp.RawKernel(
+            'extern "C" __global__ void k(float* x, float s){ x[threadIdx.x] *= s; }', "k"
+        )
+        cx = cp.ones(32, cp.float32)
+        raw((1,), (32,), (cx, np.float32(1.0)))
+        t_cp_launch = timeit(lambda: raw((1,), (32,), (cx, np.float32(1.0))), _sync_cupy, reps=2000, rounds=5)
+    record("user kernel launch (32 threads)", None, t_launch, t_cp_launch, None)
+    print(f"NVRTC first compile {first_compile * 1e3:.1f} ms; same source again {warm * 1e3:.3f} ms")
+
+    name = ig.devices()[0]
+    meta = {
+        "device": str(getattr(name, "name", name)),
+        "date": _dt.date.today().isoformat(),
+        "host": platform.node(),
+        "n_elementwise": n,
+        "copy_bandwidth_Bps": copy_bw,
+        "nvrtc_first_compile_s": first_compile,
+        "compile_again_s": warm,
+        "cases": rows,
+    }
+    if copy_bw:
+        for r in rows:
+            if r["bytes"] and r["ingot_s"]:
+                r["fraction_of_copy_bw"] = r["bytes"] / r["ingot_s"] / copy_bw
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"cuda-{_dt.date.today().isoformat()}")
+    with open(stem + ".json", "w") as f:
+        json.dump(meta, f, indent=2)
+    with open(stem + ".md", "w") as f:
+        f.write(f"# ingot on CUDA, {meta['date']}\n\nDevice: {meta['device']}. ")
+        if copy_bw:
+            f.write(f"Measured copy bandwidth: {copy_bw / 1e12:.2f} TB/s.\n\n")
+        f.write("| case | ingot | CuPy | PyTorch | best/ingot | ingot % of copy BW |\n|---|---|---|---|---|---|\n")
+        for r in rows:
+            us = lambda t: f"{t * 1e6:.1f} us" if t else "-"
+            frac = f"{100 * r['fraction_of_copy_bw']:.0f}%" if r.get("fraction_of_copy_bw") else ""
+            ratio = f"{r['ratio_vs_best']:.2f}" if r["ratio_vs_best"] else "-"
+            f.write(f"| {r['case']} | {us(r['ingot_s'])} | {us(r['cupy_s'])} | {us(r['torch_s'])} | {ratio} | {frac} |\n")
+    print(f"wrote {stem}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@
 #ifndef HUGE_VAL
 #define HUGE_VAL (__builtin_huge_val())
 #endif
+#undef MAXFLOAT
 #define MAXFLOAT 0x1.fffffep+127f
 #undef FLT_MAX
 #undef FLT_MIN

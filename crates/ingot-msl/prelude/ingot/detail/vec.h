@@ -84,8 +84,8 @@ template <class T> struct alignas(2 * sizeof(T)) vec<T, 2> {
     struct { T r, g; };
   };
   INGOT_VEC_COMMON(2)
-  INGOT_FN vec(T s) : _v{s, s} {}
-  INGOT_FN vec(T a, T b) : _v{a, b} {}
+  INGOT_FN constexpr vec(T s) : _v{s, s} {}
+  INGOT_FN constexpr vec(T a, T b) : _v{a, b} {}
 #define INGOT_SWZ_N 2
 #include <ingot/detail/swizzle.h>
 #undef INGOT_SWZ_N
@@ -98,10 +98,10 @@ template <class T> struct alignas(4 * sizeof(T)) vec<T, 3> {
     struct { T r, g, b; };
   };
   INGOT_VEC_COMMON(3)
-  INGOT_FN vec(T s) : _v{s, s, s} {}
-  INGOT_FN vec(T a, T b, T c) : _v{a, b, c} {}
-  INGOT_FN vec(const vec<T, 2>& a, T c) : _v{a._v[0], a._v[1], c} {}
-  INGOT_FN vec(T a, const vec<T, 2>& b) : _v{a, b._v[0], b._v[1]} {}
+  INGOT_FN constexpr vec(T s) : _v{s, s, s} {}
+  INGOT_FN constexpr vec(T a, T b, T c) : _v{a, b, c} {}
+  INGOT_FN constexpr vec(const vec<T, 2>& a, T c) : _v{a._v[0], a._v[1], c} {}
+  INGOT_FN constexpr vec(T a, const vec<T, 2>& b) : _v{a, b._v[0], b._v[1]} {}
 #define INGOT_SWZ_N 3
 #include <ingot/detail/swizzle.h>
 #undef INGOT_SWZ_N
@@ -114,14 +114,14 @@ template <class T> struct alignas(4 * sizeof(T)) vec<T, 4> {
     struct { T r, g, b, a; };
   };
   INGOT_VEC_COMMON(4)
-  INGOT_FN vec(T s) : _v{s, s, s, s} {}
-  INGOT_FN vec(T a, T b, T c, T d) : _v{a, b, c, d} {}
-  INGOT_FN vec(const vec<T, 2>& a, T c, T d) : _v{a._v[0], a._v[1], c, d} {}
-  INGOT_FN vec(T a, const vec<T, 2>& b, T d) : _v{a, b._v[0], b._v[1], d} {}
-  INGOT_FN vec(T a, T b, const vec<T, 2>& c) : _v{a, b, c._v[0], c._v[1]} {}
-  INGOT_FN vec(const vec<T, 2>& a, const vec<T, 2>& b) : _v{a._v[0], a._v[1], b._v[0], b._v[1]} {}
-  INGOT_FN vec(const vec<T, 3>& a, T d) : _v{a._v[0], a._v[1], a._v[2], d} {}
-  INGOT_FN vec(T a, const vec<T, 3>& b) : _v{a, b._v[0], b._v[1], b._v[2]} {}
+  INGOT_FN constexpr vec(T s) : _v{s, s, s, s} {}
+  INGOT_FN constexpr vec(T a, T b, T c, T d) : _v{a, b, c, d} {}
+  INGOT_FN constexpr vec(const vec<T, 2>& a, T c, T d) : _v{a._v[0], a._v[1], c, d} {}
+  INGOT_FN constexpr vec(T a, const vec<T, 2>& b, T d) : _v{a, b._v[0], b._v[1], d} {}
+  INGOT_FN constexpr vec(T a, T b, const vec<T, 2>& c) : _v{a, b, c._v[0], c._v[1]} {}
+  INGOT_FN constexpr vec(const vec<T, 2>& a, const vec<T, 2>& b) : _v{a._v[0], a._v[1], b._v[0], b._v[1]} {}
+  INGOT_FN constexpr vec(const vec<T, 3>& a, T d) : _v{a._v[0], a._v[1], a._v[2], d} {}
+  INGOT_FN constexpr vec(T a, const vec<T, 3>& b) : _v{a, b._v[0], b._v[1], b._v[2]} {}
 #define INGOT_SWZ_N 4
 #include <ingot/detail/swizzle.h>
 #undef INGOT_SWZ_N

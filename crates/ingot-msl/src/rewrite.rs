@@ -162,6 +162,41 @@ const GLOBAL_MATH_NAMES: &[&str] = &[
     "fmaf",
 ];
 
+/// True for MSL's vector and matrix type names (`float4`, `uint3`, `packed_half2`,
+/// `float4x4`): the translator writes them `metal::float4`, because NVRTC predeclares CUDA's own
+/// `float4`, `uint3`, ... at global scope (with other sizes and no operators).
+pub(crate) fn is_vector_type_name(s: &str) -> bool {
+    let s = s.strip_prefix("packed_").unwrap_or(s);
+    let b = s.as_bytes();
+    let n = b.len();
+    if n >= 4
+        && b[n - 2] == b'x'
+        && (b'2'..=b'4').contains(&b[n - 1])
+        && (b'2'..=b'4').contains(&b[n - 3])
+    {
+        return matches!(&s[..n - 3], "float" | "half" | "bfloat" | "double");
+    }
+    if n >= 2 && (b'2'..=b'4').contains(&b[n - 1]) {
+        return matches!(
+            &s[..n - 1],
+            "float"
+                | "half"
+                | "bfloat"
+                | "int"
+                | "uint"
+                | "short"
+                | "ushort"
+                | "char"
+                | "uchar"
+                | "bool"
+                | "long"
+                | "ulong"
+                | "double"
+        );
+    }
+    false
+}
+
 /// Translates `source` for `opts.target`.
 pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     let file = opts.file_name.as_str();
@@ -618,21 +653,24 @@ impl<'a> Rewriter<'a> {
             return s.to_string();
         };
         let words: Vec<&str> = toks.iter().map(|t| t.text(s)).collect();
-        let mut out: Vec<&str> = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         for (k, w) in words.iter().enumerate() {
+            let after_scope = k > 0 && words[k - 1] == "::";
             match *w {
+                _ if !after_scope && is_vector_type_name(w) => out.push(format!("metal::{w}")),
                 "device" | "thread" | "threadgroup" => {}
                 "constant" => {
                     let adj =
                         (k > 0 && words[k - 1] == "const") || words.get(k + 1) == Some(&"const");
                     if !adj {
-                        out.push("const");
+                        out.push("const".to_string());
                     }
                 }
-                _ => out.push(w),
+                _ => out.push(w.to_string()),
             }
         }
-        crate::reflect::join_words(&out)
+        let refs: Vec<&str> = out.iter().map(String::as_str).collect();
+        crate::reflect::join_words(&refs)
     }
 
     /// C++ types of the entry's parameters for the wrapper.
@@ -663,13 +701,13 @@ impl<'a> Rewriter<'a> {
                         "*" | "&" | "&&" => seen_ptr = true,
                         _ if !seen_ptr => {
                             let w = subst.get(w).copied().unwrap_or(w);
-                            value.push(self.rewrite_text(w));
+                            value.push(w.to_string());
                         }
                         _ => {}
                     }
                 }
                 let vw: Vec<&str> = value.iter().map(String::as_str).collect();
-                let value_ty = crate::reflect::join_words(&vw);
+                let value_ty = self.rewrite_text(&crate::reflect::join_words(&vw));
                 let ptr_ty = format!("{}{}*", if pconst { "const " } else { "" }, value_ty);
                 WrapperArg { value_ty, ptr_ty }
             })
@@ -706,6 +744,11 @@ impl<'a> Rewriter<'a> {
                     if after_member {
                         self.swizzle(i);
                     } else if !after_scope {
+                        if is_vector_type_name(s) && !self.syn.classes.contains_key(s) {
+                            self.set(i, format!("metal::{s}"));
+                            i += 1;
+                            continue;
+                        }
                         match s {
                             "device" | "thread" => self.set(i, ""),
                             "kernel" if self.syn.ctx.get(i) == Some(&Ctx::Namespace) => {

@@ -66,7 +66,7 @@ kernel void k(device const float* x [[buffer(1)]], constant P& p [[buffer(0)]],
         "{}",
         t.text
     );
-    assert!(t.text.contains("::ingot_kernel_k(a1, a0, a2, uint2((uint)(ids.thread_position_in_grid[0]), (uint)(ids.thread_position_in_grid[1])), (ushort)(ids.thread_index_in_simdgroup));"));
+    assert!(t.text.contains("::ingot_kernel_k(a1, a0, a2, metal::uint2((uint)(ids.thread_position_in_grid[0]), (uint)(ids.thread_position_in_grid[1])), (ushort)(ids.thread_index_in_simdgroup));"));
     assert!(t.text.contains("if (!ingot_ids_init(L, ids)) return;"));
     let e = &t.module.entry_points[0];
     assert_eq!(e.abi, [1, 0, 2]);
@@ -147,7 +147,7 @@ float4 f(float4 v, V s) {
         u.contains("float get()  const { return ba; } V()  = default;"),
         "{u}"
     );
-    assert!(u.contains("v.xy_ref() = v.zw(); v.rgb_ref() += v.bgr(); float2 q = v.xx();"));
+    assert!(u.contains("v.xy_ref() = v.zw(); v.rgb_ref() += v.bgr(); metal::float2 q = v.xx();"));
     assert!(u.contains("half h = half(1.0f) + half(2.0f); bfloat b = bfloat(1.5f);"));
     assert!(
         u.contains("return v + s.ba;"),
@@ -207,6 +207,25 @@ fn math_name_clashes_are_renamed() {
         u.contains("float erf(float x);"),
         "declarations alone are not renamed"
     );
+}
+
+#[test]
+fn vector_type_names_are_qualified() {
+    // NVRTC predeclares CUDA's float4/uint3 at global scope: MSL's are written metal::float4.
+    let src = "kernel void k(device float4* a, device packed_half3* h, device metal::float2* b,\n  uint3 g [[thread_position_in_grid]]) { float4x4 m; a[g.x] = float4(1); }\n";
+    let t = tr(src, Target::Cuda);
+    let u = user_part(&t);
+    assert!(
+        u.contains("metal::float4* a,  metal::packed_half3* h,  metal::float2* b,"),
+        "{u}"
+    );
+    assert!(u.contains("metal::uint3 g ) { metal::float4x4 m; a[g.x] = metal::float4(1); }"));
+    assert!(t.text.contains(
+        "(const ingot::launch L, metal::float4* a0, metal::packed_half3* a1, metal::float2* a2)"
+    ));
+    assert!(t
+        .text
+        .contains("metal::uint3((uint)(ids.thread_position_in_grid[0])"));
 }
 
 #[test]

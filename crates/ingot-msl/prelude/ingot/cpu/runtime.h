@@ -487,16 +487,20 @@ inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t gro
       s.cur = detail::CUR_LOOP;
       for (uint32_t z = 0; z < b[2]; ++z) {
         for (uint32_t y = 0; y < b[1]; ++y) {
-          const uint32_t row = (z * b[1] + y) * b[0];
-          for (uint32_t x = 0; x < b[0]; ++x) {
+          // The innermost induction variable is the grid position itself, compared with `<`,
+          // so the compiler sees that `uint` indices do not wrap and vectorises the body.
+          const uint32_t row = (z * b[1] + y) * b[0] - o[0];
+          const uint32_t x0 = o[0], x1 = o[0] + b[0];
+          for (uint32_t gx = x0; gx < x1; ++gx) {
             thread_ids u = t;
-            u.thread_position_in_grid[0] = o[0] + x;
+            const uint32_t x = gx - x0;
+            u.thread_position_in_grid[0] = gx;
             u.thread_position_in_grid[1] = o[1] + y;
             u.thread_position_in_grid[2] = o[2] + z;
             u.thread_position_in_threadgroup[0] = x;
             u.thread_position_in_threadgroup[1] = y;
             u.thread_position_in_threadgroup[2] = z;
-            const uint32_t lin = row + x;
+            const uint32_t lin = row + gx;
             u.thread_index_in_threadgroup = lin;
             u.thread_index_in_simdgroup = lin & 31;
             u.simdgroup_index_in_threadgroup = lin >> 5;

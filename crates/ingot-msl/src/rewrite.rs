@@ -868,6 +868,9 @@ impl<'a> Rewriter<'a> {
         self.set_range(open, close, if kernel { "INGOT_FN" } else { "" });
     }
 
+    /// `1.0h` -> `half(1.0f)`, `1.5bf` -> `bfloat(1.5f)`, and an unsuffixed floating literal
+    /// gets `f`: MSL has no `double`, its `1.0` is a `float` (in C++ `max(x, 0.0)` with a float
+    /// `x` would not even compile).
     fn number(&mut self, i: usize) {
         let s = self.txt(i);
         if s.starts_with("0x") || s.starts_with("0X") {
@@ -878,6 +881,13 @@ impl<'a> Rewriter<'a> {
         } else if let Some(b) = s.strip_suffix('h').or_else(|| s.strip_suffix('H')) {
             (b, "half")
         } else {
+            let floating = s.contains(['.', 'e', 'E']);
+            let plain = s.bytes().all(|b| {
+                b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-' | b'\'')
+            });
+            if floating && plain {
+                self.set(i, format!("{s}f"));
+            }
             return;
         };
         if body.is_empty() {
@@ -933,7 +943,7 @@ impl<'a> Rewriter<'a> {
         };
         let next_const = self.is(i + 1, "const");
         let prev_const = self.prev_is(i, "const");
-        if ctx == Some(Ctx::Namespace) && at_stmt_start {
+        if ctx == Some(Ctx::Namespace) && at_stmt_start && !self.declares_function(i) {
             self.set(i, "INGOT_PROGRAM_CONSTANT");
             if next_const {
                 self.set(i + 1, "");
@@ -945,6 +955,25 @@ impl<'a> Rewriter<'a> {
         } else {
             self.set(i, "const");
         }
+    }
+
+    /// True when the declaration starting at `i` declares a function (`constant T& f(...)`).
+    fn declares_function(&self, i: usize) -> bool {
+        let mut depth = 0i32;
+        for k in i + 1..self.toks.len() {
+            let t = self.toks[k];
+            match t.text(self.src) {
+                "<" => depth += 1,
+                ">" => depth -= 1,
+                "(" if depth == 0 => return k > i + 1 && self.toks[k - 1].kind == TokenKind::Ident,
+                ";" | "=" | "{" => return false,
+                _ => {}
+            }
+            if t.kind == TokenKind::AttrOpen {
+                return false;
+            }
+        }
+        false
     }
 
     fn threadgroup(&mut self, i: usize) -> Result<()> {

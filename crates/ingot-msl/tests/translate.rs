@@ -229,6 +229,21 @@ fn vector_type_names_are_qualified() {
 }
 
 #[test]
+fn float_literals_are_single_precision() {
+    let src = "float f(float x) { return max(x, 0.0) + 1e-5 + .5 + 2.f + 1.0f + 3 + 0x1p3 + 1.0L; }\nconstant float& g(constant float* p) { return p[0]; }\n";
+    let t = tr(src, Target::Cpu);
+    let u = user_part(&t);
+    assert!(
+        u.contains("return max(x, 0.0f) + 1e-5f + .5f + 2.f + 1.0f + 3 + 0x1p3 + 1.0L;"),
+        "{u}"
+    );
+    assert!(
+        u.contains("const float& g(const float* p)"),
+        "a function returning a constant reference is not a program constant: {u}"
+    );
+}
+
+#[test]
 fn pragmas() {
     let src = "#pragma METAL internals : enable\nvoid f() {\n#pragma clang loop unroll(full)\nfor (;;) {}\n#pragma clang loop unroll_count(4)\nfor (;;) {}\n}\n";
     let cuda = tr(src, Target::Cuda);

@@ -944,9 +944,23 @@ impl<'a> Rewriter<'a> {
         let next_const = self.is(i + 1, "const");
         let prev_const = self.prev_is(i, "const");
         if ctx == Some(Ctx::Namespace) && at_stmt_start && !self.declares_function(i) {
+            // INGOT_PROGRAM_CONSTANT brings its own storage class and `const`: drop the user's
+            // `static` and `const` around `constant` (`constexpr` stays).
             self.set(i, "INGOT_PROGRAM_CONSTANT");
-            if next_const {
-                self.set(i + 1, "");
+            let spec = |w: &str| matches!(w, "static" | "const" | "constexpr" | "inline");
+            let mut k = i;
+            while k > 0 && spec(self.txt(k - 1)) {
+                k -= 1;
+                if matches!(self.txt(k), "static" | "const") {
+                    self.set(k, "");
+                }
+            }
+            let mut k = i + 1;
+            while spec(self.txt(k)) {
+                if matches!(self.txt(k), "static" | "const") {
+                    self.set(k, "");
+                }
+                k += 1;
             }
             return;
         }

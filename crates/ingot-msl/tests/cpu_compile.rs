@@ -13,6 +13,9 @@ using namespace metal;
 
 struct Params { uint n; float alpha; };
 constant float SCALE = 2.0f;
+static constant float TABLE[2] = {1.0, 2.0};
+constexpr constant static int TAPS = 2;
+const constant float K3 = 3;
 
 float log1p(float x) { return x + 1.0f; }
 
@@ -27,7 +30,7 @@ template [[host_name("axpy_f32")]] [[kernel]] decltype(axpy<float>) axpy<float>;
 kernel void scale(device float4* v, constant float& s, ushort2 tid [[thread_position_in_threadgroup]],
                   uint i [[thread_position_in_grid]]) {
     float4 a = v[i];
-    a.xy = a.yx * s;
+    a.xy = a.yx * s * TABLE[TAPS - 1] * K3;
     v[i] = a + float4(log1p(0.0f));
 }
 "#;

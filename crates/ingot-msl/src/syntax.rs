@@ -850,11 +850,33 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// `"abc"` -> `abc` (no escapes are expected in host names).
+/// `"abc"` -> `abc`; adjacent literals concatenate (`"vv_" "Add"` -> `vv_Add`, as macros
+/// using `#` produce). Escapes are kept as written (host names have none).
 pub fn unquote(s: &str) -> Option<String> {
-    let s = s.trim();
-    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
-    Some(inner.to_string())
+    let mut out = String::new();
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let inner = rest.strip_prefix('"')?;
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    end = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let end = end?;
+        out.push_str(&inner[..end]);
+        rest = inner[end + 1..].trim_start();
+    }
+    Some(out)
 }
 
 /// Parses a decimal, hex or octal integer literal with optional `u`/`l` suffixes.
@@ -902,6 +924,18 @@ mod tests {
         assert_eq!(s.instantiations[0].function, "k");
         assert_eq!(s.instantiations[0].args, ["float"]);
         assert!(s.fields.contains("xy"));
+    }
+
+    #[test]
+    fn string_concatenation_in_host_names() {
+        assert_eq!(
+            unquote("\"vv_\" \"Add\"\"f32\"").as_deref(),
+            Some("vv_Addf32")
+        );
+        assert_eq!(unquote("\"a\"").as_deref(), Some("a"));
+        assert_eq!(unquote("a"), None);
+        assert_eq!(unquote("\"a"), None);
+        assert_eq!(unquote(""), None);
     }
 
     #[test]

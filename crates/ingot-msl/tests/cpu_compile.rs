@@ -63,23 +63,22 @@ fn prelude_root(dir: &Path) -> Option<PathBuf> {
     disk.join("ingot/metal_stdlib.h").exists().then_some(disk)
 }
 
-#[test]
-fn cpu_translation_compiles_with_the_prelude() {
+fn compile(name: &str, src: &str, entries: usize) {
     let Some(cxx) = compiler() else {
         eprintln!("skipped: no C++ compiler (g++, c++, clang++) found");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("ingot-msl-smoke-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("ingot-msl-smoke-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let Some(include) = prelude_root(&dir) else {
         eprintln!("skipped: the CPU prelude has no headers yet");
         return;
     };
     let mut opts = Options::new(Target::Cpu);
-    opts.file_name = "smoke.metal".into();
-    let t = translate(KERNELS, &opts).unwrap();
-    assert_eq!(t.entries.len(), 2);
-    let cpp = dir.join("smoke.cpp");
+    opts.file_name = format!("{name}.metal");
+    let t = translate(src, &opts).unwrap();
+    assert_eq!(t.entries.len(), entries);
+    let cpp = dir.join(format!("{name}.cpp"));
     std::fs::write(&cpp, &t.text).unwrap();
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-fsyntax-only", "-I"])
@@ -94,4 +93,30 @@ fn cpu_translation_compiles_with_the_prelude() {
         String::from_utf8_lossy(&out.stderr),
         t.text
     );
+}
+
+#[test]
+fn mlx_style_macros_templates_and_functors_compile() {
+    let src = include_str!("robustness_inputs/mlx_style.metal");
+    let m = ingot_msl::reflect(src).unwrap();
+    let names: Vec<&str> = m.entry_points.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["vv_Addfloat32", "vv_Maxfloat16", "row_reduce_add_float32"]
+    );
+    let r = &m.entry_points[2];
+    assert!(r.features.barriers && r.features.simdgroup && r.features.dynamic_threadgroup_memory);
+    assert_eq!(r.params[2].pointee, "size_t");
+    assert_eq!(m.entry_points[1].params[2].pointee, "half");
+    compile("mlx_style", src, 3);
+}
+
+#[test]
+fn macro_defined_kernels_compile() {
+    compile("macros", include_str!("robustness_inputs/macros.metal"), 3);
+}
+
+#[test]
+fn cpu_translation_compiles_with_the_prelude() {
+    compile("smoke", KERNELS, 2);
 }

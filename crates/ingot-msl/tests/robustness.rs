@@ -6,6 +6,7 @@ use ingot_msl::{reflect, translate, Options, Target};
 const SEEDS: &[&str] = &[
     include_str!("robustness_inputs/mixed.metal"),
     include_str!("robustness_inputs/macros.metal"),
+    include_str!("robustness_inputs/mlx_style.metal"),
     "template <typename T, int N = 2> [[kernel]] void f(device vec<T, N>* a [[buffer(0)]], threadgroup T* s [[threadgroup(0)]], uint3 g [[thread_position_in_grid]]) { threadgroup T t[N][4], u; a[g.x].xy = a[g.y].yx; }\ntemplate [[host_name(\"f_f\")]] [[kernel]] decltype(f<float, 2>) f<float, 2>;\n",
 ];
 

@@ -1062,6 +1062,11 @@ kernel void saxpy(device const float* x [[buffer(0)]],
 
     #[test]
     fn struct_sizes_follow_msl_layout() {
+        let src = "typedef struct { int32_t a; uint64_t b; float c; } T;\nkernel void t(constant T& t) {}\n";
+        assert_eq!(
+            reflect(src).unwrap().entry_points[0].params[0].size,
+            Some(24)
+        );
         let src = "struct A { float3 v; half h; };\nstruct B { A a[2]; packed_float3 p; char c; };\nstruct C : A { int x; };\nstruct D { float f() { return 0; } };\n\
                    kernel void k(constant A& a, constant B& b, constant C& c, constant D& d) {}";
         let m = reflect(src).unwrap();

@@ -256,7 +256,14 @@ impl<'a> Walker<'a> {
                             }
                             stmt_start = i + 1;
                         }
-                        Scope::Class(name) => {
+                        Scope::Class(mut name) => {
+                            // `typedef struct { ... } Name;`
+                            if name.is_empty()
+                                && self.kind(i + 1) == Some(TokenKind::Ident)
+                                && self.is(i + 2, ";")
+                            {
+                                name = self.txt(i + 1).to_string();
+                            }
                             self.syn.classes.entry(name).or_default().push((open, i));
                             stmt_start = i + 1;
                             // `struct S {...} s;` / `};`: the statement goes on to the `;`,
@@ -438,8 +445,12 @@ impl<'a> Walker<'a> {
             j = close;
         }
         let mut c = j;
-        while self.kind(c) == Some(TokenKind::AttrOpen) {
-            c = self.attr_close(c, brace) + 1;
+        while self.kind(c) == Some(TokenKind::AttrOpen) || self.is(c, "typedef") {
+            c = if self.is(c, "typedef") {
+                c + 1
+            } else {
+                self.attr_close(c, brace) + 1
+            };
         }
         if matches!(self.txt(c), "struct" | "class" | "union") {
             let mut k = c + 1;

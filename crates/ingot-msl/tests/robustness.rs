@@ -7,6 +7,7 @@ const SEEDS: &[&str] = &[
     include_str!("robustness_inputs/mixed.metal"),
     include_str!("robustness_inputs/macros.metal"),
     include_str!("robustness_inputs/mlx_style.metal"),
+    include_str!("robustness_inputs/ggml_style.metal"),
     "template <typename T, int N = 2> [[kernel]] void f(device vec<T, N>* a [[buffer(0)]], threadgroup T* s [[threadgroup(0)]], uint3 g [[thread_position_in_grid]]) { threadgroup T t[N][4], u; a[g.x].xy = a[g.y].yx; }\ntemplate [[host_name(\"f_f\")]] [[kernel]] decltype(f<float, 2>) f<float, 2>;\n",
 ];
 
@@ -53,7 +54,7 @@ fn check(src: &str) {
 #[test]
 fn every_prefix() {
     for s in SEEDS {
-        for (i, _) in s.char_indices().step_by(3) {
+        for (i, _) in s.char_indices().step_by(7) {
             check(&s[..i]);
         }
     }
@@ -68,7 +69,7 @@ fn random_mutations() {
         state ^= state << 17;
         state
     };
-    for _ in 0..800 {
+    for _ in 0..600 {
         let seed = SEEDS[(next() % SEEDS.len() as u64) as usize];
         let mut s = seed.to_string();
         for _ in 0..(1 + next() % 4) {

@@ -349,3 +349,34 @@ template [[host_name("mul_f16")]] kernel void mul<half>(device half*, uint);
     );
     assert!(t.text.contains("::ingot_kernel_mul<half>(a0,"));
 }
+
+#[test]
+fn ggml_style_reflection() {
+    let src = include_str!("robustness_inputs/ggml_style.metal");
+    let m = ingot_msl::reflect(src).unwrap();
+    let names: Vec<&str> = m.entry_points.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["kernel_add", "kernel_rms_norm", "kernel_rms_norm_4"]
+    );
+    let add = &m.entry_points[0];
+    assert_eq!(add.params[0].kind, ParamKind::Bytes);
+    assert_eq!(add.params[0].size, Some(24), "typedef struct layout");
+    assert_eq!(add.params[1].pointee, "char");
+    assert_eq!(add.params[2].buffer_index, Some(2));
+    assert_eq!(
+        add.params[3].role,
+        Some(ingot_msl::BuiltinRole::ThreadgroupPositionInGrid)
+    );
+    assert_eq!(add.params[4].info.unwrap().lanes, 3);
+    assert!(!add.features.needs_fibers());
+    let n4 = &m.entry_points[2];
+    assert_eq!(n4.template_args, ["float4"]);
+    assert!(n4.features.barriers && n4.features.simdgroup);
+    assert_eq!(n4.params[3].threadgroup_index, Some(0));
+    let t = tr(src, Target::Cuda);
+    assert!(t.text.contains(
+        "typedef decltype(ingot_kernel_kernel_rms_norm<metal::float4>) kernel_rms_norm_t;"
+    ));
+    assert!(t.text.contains("::ingot_kernel_kernel_rms_norm<metal::float4>(a0, a1, a2, (float*)(ingot_smem + L.tgmem_offset[0])"));
+}

@@ -9,7 +9,7 @@
 #define __constant__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 struct ingot_shim_dim3 { unsigned int x, y, z; };
 extern ingot_shim_dim3 threadIdx, blockIdx, blockDim, gridDim;
 void __syncthreads();

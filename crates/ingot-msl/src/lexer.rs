@@ -77,6 +77,7 @@ pub fn lex(src: &str, file: &str, keep_comments: bool) -> Result<Vec<Token>> {
         file,
         tokens: Vec::new(),
         attr_depth: Vec::new(),
+        col_cache: std::cell::Cell::new((0, 1)),
     }
     .run(keep_comments)
 }
@@ -91,15 +92,27 @@ struct Lexer<'a> {
     tokens: Vec<Token>,
     /// One entry per open attribute: the depth of plain `[` inside it.
     attr_depth: Vec<u32>,
+    /// Column cache: (byte offset, column) of the last position asked on the current line.
+    col_cache: std::cell::Cell<(usize, u32)>,
 }
 
 impl<'a> Lexer<'a> {
+    /// 1-based column (in characters) of byte `pos` on the current line; counts from the last
+    /// position asked when it is on the same line, so a long line costs linear time overall.
     fn col_of(&self, pos: usize) -> u32 {
-        let start = self.line_start.min(pos);
-        self.src
-            .get(start..pos)
-            .map(|s| s.chars().count() as u32 + 1)
-            .unwrap_or(1)
+        let (cpos, ccol) = self.col_cache.get();
+        let (from, base) = if cpos >= self.line_start && cpos <= pos {
+            (cpos, ccol)
+        } else {
+            (self.line_start.min(pos), 1)
+        };
+        let col = self
+            .src
+            .get(from..pos)
+            .map(|s| base + s.chars().count() as u32)
+            .unwrap_or(base);
+        self.col_cache.set((pos, col));
+        col
     }
 
     fn err(&self, pos: usize, line: u32, msg: impl Into<String>) -> Error {

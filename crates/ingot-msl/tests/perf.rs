@@ -47,7 +47,7 @@ fn big_file_translates_under_20_ms() {
     let src = big_source();
     let opts = Options::new(Target::Cuda);
     let _ = translate(&src, &opts).unwrap();
-    let best = (0..5)
+    let best = (0..10)
         .map(|_| {
             let t0 = std::time::Instant::now();
             let _ = translate(&src, &opts).unwrap();
@@ -55,5 +55,6 @@ fn big_file_translates_under_20_ms() {
         })
         .min()
         .unwrap();
+    eprintln!("2,000-line translation: {best:?}");
     assert!(best.as_millis() < 20, "translation took {best:?}");
 }

@@ -214,6 +214,7 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
         opts,
         repl: vec![None; toks.len()],
         joined: vec![false; toks.len()],
+        prefix: HashMap::new(),
         tg_id: 0,
     };
     let values = rw.constant_values()?;
@@ -228,6 +229,9 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     rw.function_constants(&values)?;
     rw.instantiations();
     rw.entry_names(&module);
+    if opts.target == Target::Cuda {
+        rw.device_functions();
+    }
     rw.tokens(&values)?;
     let mut text = header(opts);
     text.push_str(&rw.output());
@@ -299,6 +303,8 @@ struct Rewriter<'a> {
     /// Per token: the whitespace before it is dropped (newlines kept), because the token is
     /// part of a multi-token replacement.
     joined: Vec<bool>,
+    /// Text inserted before a token (CUDA: `__device__ ` on user functions).
+    prefix: HashMap<usize, String>,
     /// Next ID for `ingot::cpu::tg_var`.
     tg_id: u32,
 }
@@ -617,6 +623,50 @@ impl<'a> Rewriter<'a> {
             {
                 let new = format!("ingot_kernel_{}", t.text(self.src));
                 self.set(i, new);
+            }
+        }
+    }
+
+    /// CUDA: marks every user function definition `__device__` (kernels have `INGOT_FN`), so
+    /// the translation also compiles without NVRTC's `-default-device`.
+    fn device_functions(&mut self) {
+        for f in &self.syn.functions {
+            if f.kernel_tok.is_some() {
+                continue;
+            }
+            let mut k = f.decl_start;
+            if self.is(k, "template") && self.is(k + 1, "<") {
+                let mut depth = 0i32;
+                while k < f.params_open {
+                    match self.txt(k) {
+                        "<" => depth += 1,
+                        ">" => {
+                            depth -= 1;
+                            if depth == 0 {
+                                k += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+            }
+            while k < f.params_open && self.toks[k].kind == TokenKind::AttrOpen {
+                while k < f.params_open && self.toks[k].kind != TokenKind::AttrClose {
+                    k += 1;
+                }
+                k += 1;
+            }
+            let already = (f.decl_start..f.params_open).any(|j| {
+                matches!(
+                    self.txt(j),
+                    "METAL_FUNC" | "INGOT_FN" | "__device__" | "__host__" | "__global__"
+                )
+            });
+            // Only when the declaration starts at this token (not `template` of something else).
+            if !already && k < f.params_open && !self.is(k, "template") && !self.is(k, "friend") {
+                self.prefix.insert(k, "__device__ ".to_string());
             }
         }
     }
@@ -1082,6 +1132,9 @@ impl<'a> Rewriter<'a> {
                 out.extend(gap.chars().filter(|&c| c == '\n'));
             } else {
                 out.push_str(gap);
+            }
+            if let Some(p) = self.prefix.get(&i) {
+                out.push_str(p);
             }
             let orig = t.text(self.src);
             match &self.repl[i] {

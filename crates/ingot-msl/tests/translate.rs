@@ -380,3 +380,19 @@ fn ggml_style_reflection() {
     ));
     assert!(t.text.contains("::ingot_kernel_kernel_rms_norm<metal::float4>(a0, a1, a2, (float*)(ingot_smem + L.tgmem_offset[0])"));
 }
+
+#[test]
+fn cuda_user_functions_are_device_functions() {
+    let src = "struct Op { float operator()(float x) const { return x; } };\ntemplate <typename T> [[nodiscard]] T twice(T x) { return x * 2; }\nMETAL_FUNC float h(float x) { return x; }\nstatic inline float g(float x) { return x; }\nkernel void k(device float* a) { a[0] = g(twice(Op()(1.0f))); }\n";
+    let t = tr(src, Target::Cuda);
+    let u = user_part(&t);
+    assert!(
+        u.contains("struct Op { __device__ float operator()(float x) const"),
+        "{u}"
+    );
+    assert!(u.contains("template <typename T> [[nodiscard]] __device__ T twice(T x)"));
+    assert!(u.contains("\nMETAL_FUNC float h("));
+    assert!(u.contains("__device__ static inline float g("));
+    assert!(u.contains("INGOT_FN void ingot_kernel_k("));
+    assert!(!tr(src, Target::Cpu).text.contains("__device__"));
+}

@@ -698,18 +698,57 @@ fn layout_of(
     let (mut offset, mut align) = (0u32, 1u32);
     let mut start = open + 1;
     let mut i = open + 1;
+    // Index of the token closing the bracket at `j`, within the body.
+    let skip_balanced = |j: usize| -> usize {
+        let (o, c) = if txt(j) == "(" {
+            ("(", ")")
+        } else {
+            ("{", "}")
+        };
+        let mut depth = 0;
+        for k in j..close {
+            if txt(k) == o {
+                depth += 1;
+            } else if txt(k) == c {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+        }
+        close
+    };
     while i < close {
         match txt(i) {
-            "{" | "(" | "alignas" | ":" | "static" | "using" | "typedef" | "template"
-            | "friend" | "enum" | "struct" | "union" | "class" => {
-                // Methods, nested types and the like: give up unless it is a method body we can skip.
+            // Member functions (and constructors): skip their declaration or definition.
+            "(" => {
+                let mut k = skip_balanced(i) + 1;
+                while k < close && !matches!(txt(k), ";" | "{") {
+                    k += 1;
+                }
+                if txt(k) == "{" {
+                    k = skip_balanced(k);
+                }
+                i = k + 1;
+                start = i;
+                continue;
+            }
+            // Static members and type aliases take no room.
+            "static" | "using" | "typedef" | "friend" => {
+                while i < close && txt(i) != ";" {
+                    i += 1;
+                }
+                i += 1;
+                start = i;
+                continue;
+            }
+            "{" | "alignas" | ":" | "template" | "enum" | "struct" | "union" | "class" => {
                 return None;
             }
             ";" => {
                 if i > start {
-                    let (s, a) = field_layout(src, toks, start, i, known)?;
-                    let _ = s;
-                    for (size, count) in a {
+                    let (_, fields) = field_layout(src, toks, start, i, known)?;
+                    for (size, count) in fields {
                         offset = offset.checked_add(align_pad(offset, size.1))?;
                         offset = offset.checked_add(size.0.checked_mul(count)?)?;
                         align = align.max(size.1);
@@ -1067,14 +1106,18 @@ kernel void saxpy(device const float* x [[buffer(0)]],
             reflect(src).unwrap().entry_points[0].params[0].size,
             Some(24)
         );
-        let src = "struct A { float3 v; half h; };\nstruct B { A a[2]; packed_float3 p; char c; };\nstruct C : A { int x; };\nstruct D { float f() { return 0; } };\n\
+        let src = "struct A { float3 v; half h; };\nstruct B { A a[2]; packed_float3 p; char c; };\nstruct C : A { int x; };\nstruct D { float f() { return 0; } static constant int N = 2; float g; D() thread {} };\n\
                    kernel void k(constant A& a, constant B& b, constant C& c, constant D& d) {}";
         let m = reflect(src).unwrap();
         let p = &m.entry_points[0].params;
         assert_eq!(p[0].size, Some(32));
         assert_eq!(p[1].size, Some(80));
         assert_eq!(p[2].size, None);
-        assert_eq!(p[3].size, None);
+        assert_eq!(
+            p[3].size,
+            Some(4),
+            "methods and static members take no room"
+        );
     }
 
     #[test]

@@ -234,6 +234,24 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     }
     rw.tokens(&values)?;
     let mut text = header(opts);
+    let mut renamed: Vec<&str> = rw.math_renames().into_iter().collect();
+    renamed.sort_unstable();
+    if !renamed.is_empty() {
+        // Calls the user's renamed function could not serve (other argument types) still
+        // reach metal's overloads, as they do on Metal where both are visible.
+        let spec = match opts.target {
+            Target::Cuda => "__device__ inline",
+            Target::Cpu => "inline",
+        };
+        let lines = text.rfind("#line 1 ").unwrap_or(text.len());
+        let mut fwd = String::new();
+        for n in renamed {
+            fwd.push_str(&format!(
+                "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(metal::{n}(a...)) {{ return metal::{n}(a...); }}\n"
+            ));
+        }
+        text.insert_str(lines, &fwd);
+    }
     text.push_str(&rw.output());
     if !text.ends_with('\n') {
         text.push('\n');

@@ -31,7 +31,7 @@ kernel void scale(device float4* v, constant float& s, ushort2 tid [[thread_posi
                   uint i [[thread_position_in_grid]]) {
     float4 a = v[i];
     a.xy = a.yx * s * TABLE[TAPS - 1] * K3;
-    v[i] = a + float4(log1p(0.0f));
+    v[i] = a + float4(log1p(0.0f)) + log1p(float4(1.0f));
 }
 "#;
 

@@ -208,6 +208,7 @@ fn math_name_clashes_are_renamed() {
         u.contains("float erf(float x);"),
         "declarations alone are not renamed"
     );
+    assert!(t.text.contains("template <class... A> inline auto ingot_user_log1p(A... a) -> decltype(metal::log1p(a...)) { return metal::log1p(a...); }\n#line 1 "));
 }
 
 #[test]

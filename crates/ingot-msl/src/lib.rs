@@ -6,6 +6,30 @@
 //! - [`translate`] rewrites a file for a [`Target`] and appends one wrapper per entry point with
 //!   the uniform ABI described in `ABI.md`.
 //! - [`prelude_files`] gives the C++ headers the translation includes.
+//!
+//! ```
+//! use ingot_msl::{reflect, translate, Options, ParamKind, Target};
+//!
+//! let src = r#"
+//! #include <metal_stdlib>
+//! using namespace metal;
+//! kernel void scale(device float* x [[buffer(0)]], constant float& a [[buffer(1)]],
+//!                   uint i [[thread_position_in_grid]]) { x[i] *= a; }
+//! "#;
+//! let module = reflect(src)?;
+//! let entry = module.entry("scale").unwrap();
+//! assert_eq!(entry.params[1].kind, ParamKind::Bytes);
+//! assert!(!entry.features.needs_fibers());
+//!
+//! let t = translate(src, &Options::new(Target::Cpu))?;
+//! assert_eq!(t.entries["scale"], "ingot_cpu_scale");
+//! assert!(t.text.contains("ingot::cpu::Mode::Loop"));
+//! # Ok::<(), ingot_msl::Error>(())
+//! ```
+//!
+//! The pipeline: [`preprocess`] (the file's own macros and `#if`s) -> [`lexer`] -> [`syntax`]
+//! (scopes, functions, instantiations) -> [`reflect`] -> `rewrite` (token replacements that keep
+//! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
 pub mod error;
 pub mod lexer;

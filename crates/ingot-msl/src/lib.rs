@@ -1,7 +1,7 @@
 //! Metal Shading Language front end: lexing, reflection and translation to CUDA C++ and host
 //! C++.
 //!
-//! - [`reflect`] lists a file's entry points, their parameters (buffer indices, types, builtin
+//! - [`reflect()`] lists a file's entry points, their parameters (buffer indices, types, builtin
 //!   roles, gates) and features.
 //! - [`translate`] rewrites a file for a [`Target`] and appends one wrapper per entry point with
 //!   the uniform ABI described in `ABI.md`.
@@ -28,7 +28,7 @@
 //! ```
 //!
 //! The pipeline: [`preprocess`] (the file's own macros and `#if`s) -> [`lexer`] -> [`syntax`]
-//! (scopes, functions, instantiations) -> [`reflect`] -> `rewrite` (token replacements that keep
+//! (scopes, functions, instantiations) -> [`mod@reflect`] -> `rewrite` (token replacements that keep
 //! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
 pub mod error;

@@ -1,0 +1,795 @@
+//! The `ingot.Array` class: the native array with its attributes, operators and conversions.
+//!
+//! Methods whose logic is plain Python (formatting, `tolist`, `__array__`, reductions with a
+//! `dtype=` argument...) delegate to `ingot._array_impl` or to the `ingot` namespace, so that
+//! there is one implementation of each.
+
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use ingot::{Array, DType, Device};
+
+use crate::device::{device_from_py, PyDevice};
+use crate::dtype::{dtype_from_py, py_dtype, scalar_to_py, PyDType};
+use crate::errors::{detached, guard, IntoPyResult};
+use crate::indexing::parse_key;
+use crate::ops::{binary_op, inplace_op, operand_like};
+
+/// An n-dimensional array on a device (CPU, CUDA or Metal), following the Python array API.
+#[pyclass(name = "Array", module = "ingot", frozen)]
+pub struct PyArray {
+    /// The ingot array this object wraps.
+    pub inner: Array,
+}
+
+impl From<Array> for PyArray {
+    fn from(inner: Array) -> Self {
+        PyArray { inner }
+    }
+}
+
+/// Converts a shape argument: an int or a sequence of ints, each non-negative.
+pub fn shape_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let dims: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
+        vec![n]
+    } else {
+        obj.extract::<Vec<i64>>().map_err(|_| {
+            PyTypeError::new_err("a shape must be an integer or a sequence of integers")
+        })?
+    };
+    dims.iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                PyValueError::new_err(format!("negative dimensions are not allowed: {d}"))
+            })
+        })
+        .collect()
+}
+
+/// Converts an axis argument: `None`, an int or a sequence of ints.
+pub fn axes_from_py(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => {
+            if let Ok(a) = o.extract::<isize>() {
+                Ok(Some(vec![a]))
+            } else {
+                o.extract::<Vec<isize>>().map(Some).map_err(|_| {
+                    PyTypeError::new_err("axis must be None, an integer or a tuple of integers")
+                })
+            }
+        }
+    }
+}
+
+/// Calls `ingot.<name>(self, *args, **kwargs)`: array methods that mirror namespace functions.
+fn delegate<'py>(
+    slf: &Bound<'py, PyArray>,
+    module: &str,
+    name: &str,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let f = py.import(module)?.getattr(name)?;
+    let mut all = vec![slf.clone().into_any()];
+    all.extend(args.iter());
+    f.call(PyTuple::new(py, all)?, kwargs)
+}
+
+fn size1_item<'py>(py: Python<'py>, a: &Array, what: &str) -> PyResult<Bound<'py, PyAny>> {
+    if a.size() != 1 {
+        return Err(PyValueError::new_err(format!(
+            "{what} needs an array of size 1, got shape {:?}{}",
+            a.shape(),
+            if what == "bool()" {
+                " (the truth value of an array with more than one element is ambiguous)"
+            } else {
+                ""
+            }
+        )));
+    }
+    let v = detached(py, || a.item())?;
+    scalar_to_py(py, v, a.dtype())
+}
+
+#[pymethods]
+impl PyArray {
+    /// The extent of each axis.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.shape())
+    }
+
+    /// The element dtype.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDType>> {
+        py_dtype(py, self.inner.dtype())
+    }
+
+    /// The device holding the array.
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice {
+            device: self.inner.device(),
+        }
+    }
+
+    /// Number of axes.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    /// Number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    /// Bytes of the elements (`size * itemsize`).
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    /// Bytes per element.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.inner.dtype().size()
+    }
+
+    /// Strides in bytes, as NumPy reports them.
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let s = self.inner.dtype().size() as isize;
+        PyTuple::new(py, self.inner.layout().strides().iter().map(|&x| x * s))
+    }
+
+    /// True when the array may be written (false for read-only NumPy memory).
+    #[getter]
+    fn writable(&self) -> bool {
+        self.inner.is_writable()
+    }
+
+    /// True when the elements are row-major without gaps.
+    #[getter]
+    fn is_contiguous(&self) -> bool {
+        self.inner.is_contiguous()
+    }
+
+    /// The axes reversed (a view).
+    #[getter(T)]
+    fn t(&self) -> PyArray {
+        self.inner.t().into()
+    }
+
+    /// The last two axes swapped (a view).
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyArray> {
+        guard(|| Ok(self.inner.matrix_transpose().py_err()?.into()))
+    }
+
+    /// NumPy's array interface, for zero-copy `numpy.asarray(x)` of CPU arrays (not bfloat16).
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let a = &self.inner;
+        let typestr = match a.dtype() {
+            DType::Bool => "|b1",
+            DType::Int8 => "|i1",
+            DType::UInt8 => "|u1",
+            DType::Int16 => "<i2",
+            DType::Int32 => "<i4",
+            DType::Int64 => "<i8",
+            DType::UInt16 => "<u2",
+            DType::UInt32 => "<u4",
+            DType::UInt64 => "<u8",
+            DType::Float16 => "<f2",
+            DType::Float32 => "<f4",
+            DType::Float64 => "<f8",
+            DType::BFloat16 => {
+                return Err(PyAttributeError::new_err(
+                    "bfloat16 arrays have no NumPy array interface",
+                ))
+            }
+        };
+        if cfg!(target_endian = "big") || a.device() != Device::Cpu {
+            return Err(PyAttributeError::new_err(
+                "only little-endian CPU arrays expose the array interface",
+            ));
+        }
+        let base = a
+            .buffer()
+            .host_ptr()
+            .ok_or_else(|| PyAttributeError::new_err("no host pointer"))?;
+        let itemsize = a.dtype().size();
+        let ptr = if a.size() == 0 {
+            base as usize
+        } else {
+            base as usize + a.layout().offset() * itemsize
+        };
+        let d = PyDict::new(py);
+        d.set_item("version", 3)?;
+        d.set_item("shape", PyTuple::new(py, a.shape())?)?;
+        d.set_item("typestr", typestr)?;
+        d.set_item("data", (ptr, !a.is_writable()))?;
+        let strides: Vec<isize> = a
+            .layout()
+            .strides()
+            .iter()
+            .map(|&s| s * itemsize as isize)
+            .collect();
+        d.set_item("strides", PyTuple::new(py, strides)?)?;
+        Ok(d)
+    }
+
+    /// The elements in row-major order as bytes (a host copy).
+    fn _tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let a = self.inner.clone();
+        let v = detached(py, move || a.to_bytes())?;
+        Ok(pyo3::types::PyBytes::new(py, &v))
+    }
+
+    /// True when both arrays view the same buffer.
+    fn _shares_buffer(&self, other: &PyArray) -> bool {
+        self.inner.shares_buffer(&other.inner)
+    }
+
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let items = parse_key(key)?;
+        guard(|| Ok(self.inner.index(&items).py_err()?.into()))
+    }
+
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = key.py();
+        let items = parse_key(key)?;
+        let target = guard(|| self.inner.index(&items).py_err())?;
+        target.check_writable("assignment").py_err()?;
+        let v = match operand_like(value, &target, true)? {
+            Some(v) => v,
+            None => {
+                // Lists and other array-likes: through the namespace's asarray.
+                let a = py.import("ingot")?.getattr("asarray")?.call1((value,))?;
+                a.cast::<PyArray>()?.get().inner.clone()
+            }
+        };
+        detached(py, move || target.assign(&v))
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.inner
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d array"))
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        size1_item(py, &self.inner, "bool()")?.is_truthy()
+    }
+
+    fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = size1_item(py, &self.inner, "int()")?;
+        py.get_type::<pyo3::types::PyInt>().call1((v,))
+    }
+
+    fn __float__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = size1_item(py, &self.inner, "float()")?;
+        py.get_type::<pyo3::types::PyFloat>().call1((v,))
+    }
+
+    fn __index__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if !self.inner.dtype().is_integer() {
+            return Err(PyTypeError::new_err(format!(
+                "only integer arrays can be used as an index, got {}",
+                self.inner.dtype()
+            )));
+        }
+        size1_item(py, &self.inner, "__index__")
+    }
+
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = size1_item(py, &self.inner, "complex()")?;
+        py.get_type::<pyo3::types::PyComplex>().call1((v,))
+    }
+
+    /// The single element as a Python scalar.
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size1_item(py, &self.inner, "item()")
+    }
+
+    /// A new contiguous copy.
+    fn copy(&self, py: Python<'_>) -> PyResult<PyArray> {
+        let a = self.inner.clone();
+        Ok(detached(py, move || a.copy())?.into())
+    }
+
+    /// A copy (or this array, when `copy=False` and the dtype already matches) of another dtype.
+    #[pyo3(signature = (dtype, /, *, copy = true))]
+    fn astype(
+        slf: &Bound<'_, Self>,
+        dtype: &Bound<'_, PyAny>,
+        copy: bool,
+    ) -> PyResult<Py<PyArray>> {
+        let d = dtype_from_py(dtype)?;
+        let a = slf.get().inner.clone();
+        if !copy && a.dtype() == d {
+            return Ok(slf.clone().unbind());
+        }
+        let r = detached(slf.py(), move || a.astype(d))?;
+        Py::new(slf.py(), PyArray::from(r))
+    }
+
+    /// The array on another device (this array when already there).
+    #[pyo3(signature = (device, /, *, stream = None))]
+    fn to_device(
+        slf: &Bound<'_, Self>,
+        device: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyArray>> {
+        if stream.is_some_and(|s| !s.is_none()) {
+            return Err(PyValueError::new_err("streams are not supported yet"));
+        }
+        let d = device_from_py(Some(device))?;
+        let a = slf.get().inner.clone();
+        if a.device() == d {
+            return Ok(slf.clone().unbind());
+        }
+        let r = detached(slf.py(), move || a.to_device(d))?;
+        Py::new(slf.py(), PyArray::from(r))
+    }
+
+    /// The same elements with a new shape (a view when the strides allow; `copy=False`
+    /// raises when a copy would be needed, `copy=True` always copies).
+    #[pyo3(signature = (shape, /, *, copy = None))]
+    fn reshape(
+        &self,
+        py: Python<'_>,
+        shape: &Bound<'_, PyAny>,
+        copy: Option<bool>,
+    ) -> PyResult<PyArray> {
+        let dims: Vec<isize> = if let Ok(n) = shape.extract::<isize>() {
+            vec![n]
+        } else {
+            shape.extract().map_err(|_| {
+                PyTypeError::new_err("a shape must be an integer or a sequence of integers")
+            })?
+        };
+        let a = self.inner.clone();
+        let r = detached(py, move || a.reshape(&dims))?;
+        match copy {
+            Some(true) if r.shares_buffer(&self.inner) => {
+                Ok(detached(py, move || r.copy())?.into())
+            }
+            Some(false) if !r.shares_buffer(&self.inner) && self.inner.size() > 0 => Err(
+                PyValueError::new_err("reshape with copy=False: the strides need a copy"),
+            ),
+            _ => Ok(r.into()),
+        }
+    }
+
+    /// Reorders the axes (a view).
+    fn permute_dims(&self, axes: Vec<isize>) -> PyResult<PyArray> {
+        let n = self.inner.ndim();
+        let axes = axes
+            .iter()
+            .map(|&a| ingot::Layout::normalize_axis(a, n))
+            .collect::<ingot::Result<Vec<_>>>()
+            .py_err()?;
+        guard(|| Ok(self.inner.permute(&axes).py_err()?.into()))
+    }
+
+    /// Broadcasts to `shape` (a read-only-in-spirit view with zero strides).
+    fn broadcast_to(&self, shape: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let s = shape_from_py(shape)?;
+        guard(|| Ok(self.inner.broadcast_to(&s).py_err()?.into()))
+    }
+
+    /// Inserts an axis of length 1 (a view).
+    #[pyo3(signature = (axis = 0))]
+    fn expand_dims(&self, axis: isize) -> PyResult<PyArray> {
+        guard(|| Ok(self.inner.expand_dims(axis).py_err()?.into()))
+    }
+
+    /// Removes axes of length 1 (all of them when `axis` is None).
+    #[pyo3(signature = (axis = None))]
+    fn squeeze(&self, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_from_py(axis)?;
+        guard(|| Ok(self.inner.squeeze(axes.as_deref()).py_err()?.into()))
+    }
+
+    // ---- operators -------------------------------------------------------------------------
+
+    fn __add__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("add", slf.as_any(), o, false)
+    }
+    fn __radd__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("add", slf.as_any(), o, true)
+    }
+    fn __sub__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("subtract", slf.as_any(), o, false)
+    }
+    fn __rsub__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("subtract", slf.as_any(), o, true)
+    }
+    fn __mul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("multiply", slf.as_any(), o, false)
+    }
+    fn __rmul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("multiply", slf.as_any(), o, true)
+    }
+    fn __truediv__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("divide", slf.as_any(), o, false)
+    }
+    fn __rtruediv__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("divide", slf.as_any(), o, true)
+    }
+    fn __floordiv__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("floor_divide", slf.as_any(), o, false)
+    }
+    fn __rfloordiv__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("floor_divide", slf.as_any(), o, true)
+    }
+    fn __mod__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("remainder", slf.as_any(), o, false)
+    }
+    fn __rmod__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("remainder", slf.as_any(), o, true)
+    }
+    fn __pow__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+        modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_modulo(Some(modulo))?;
+        binary_op("pow", slf.as_any(), o, false)
+    }
+    fn __rpow__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+        modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        no_modulo(Some(modulo))?;
+        binary_op("pow", slf.as_any(), o, true)
+    }
+    fn __and__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_and", slf.as_any(), o, false)
+    }
+    fn __rand__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_and", slf.as_any(), o, true)
+    }
+    fn __or__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_or", slf.as_any(), o, false)
+    }
+    fn __ror__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_or", slf.as_any(), o, true)
+    }
+    fn __xor__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_xor", slf.as_any(), o, false)
+    }
+    fn __rxor__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_xor", slf.as_any(), o, true)
+    }
+    fn __lshift__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_left_shift", slf.as_any(), o, false)
+    }
+    fn __rlshift__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_left_shift", slf.as_any(), o, true)
+    }
+    fn __rshift__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_right_shift", slf.as_any(), o, false)
+    }
+    fn __rrshift__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("bitwise_right_shift", slf.as_any(), o, true)
+    }
+    fn __matmul__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("matmul", slf.as_any(), o, false)
+    }
+    fn __rmatmul__<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("matmul", slf.as_any(), o, true)
+    }
+    fn __eq__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("equal", slf.as_any(), o, false)
+    }
+    fn __ne__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("not_equal", slf.as_any(), o, false)
+    }
+    fn __lt__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("less", slf.as_any(), o, false)
+    }
+    fn __le__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("less_equal", slf.as_any(), o, false)
+    }
+    fn __gt__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("greater", slf.as_any(), o, false)
+    }
+    fn __ge__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binary_op("greater_equal", slf.as_any(), o, false)
+    }
+
+    fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("add", slf, o)
+    }
+    fn __isub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("subtract", slf, o)
+    }
+    fn __imul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("multiply", slf, o)
+    }
+    fn __itruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("divide", slf, o)
+    }
+    fn __ifloordiv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("floor_divide", slf, o)
+    }
+    fn __imod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("remainder", slf, o)
+    }
+    fn __ipow__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        no_modulo(Some(modulo))?;
+        inplace_op("pow", slf, o)
+    }
+    fn __iand__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("bitwise_and", slf, o)
+    }
+    fn __ior__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("bitwise_or", slf, o)
+    }
+    fn __ixor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("bitwise_xor", slf, o)
+    }
+    fn __ilshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("bitwise_left_shift", slf, o)
+    }
+    fn __irshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("bitwise_right_shift", slf, o)
+    }
+    fn __imatmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_op("matmul", slf, o)
+    }
+
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        crate::ops::unary_named(py, "negative", &self.inner)
+    }
+    fn __pos__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        crate::ops::unary_named(py, "positive", &self.inner)
+    }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        crate::ops::unary_named(py, "abs", &self.inner)
+    }
+    fn __invert__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        crate::ops::unary_named(py, "bitwise_invert", &self.inner)
+    }
+
+    /// Same as `ingot.sum(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn sum<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "sum", args, kwargs)
+    }
+    /// Same as `ingot.prod(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn prod<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "prod", args, kwargs)
+    }
+    /// Same as `ingot.mean(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn mean<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "mean", args, kwargs)
+    }
+    /// Same as `ingot.var(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn var<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "var", args, kwargs)
+    }
+    /// Same as `ingot.std(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn std<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "std", args, kwargs)
+    }
+    /// Same as `ingot.min(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn min<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "min", args, kwargs)
+    }
+    /// Same as `ingot.max(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn max<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "max", args, kwargs)
+    }
+    /// Same as `ingot.argmin(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn argmin<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "argmin", args, kwargs)
+    }
+    /// Same as `ingot.argmax(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn argmax<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "argmax", args, kwargs)
+    }
+    /// Same as `ingot.all(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn all<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "all", args, kwargs)
+    }
+    /// Same as `ingot.any(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn any<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "any", args, kwargs)
+    }
+    /// Same as `ingot.cumsum(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn cumsum<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "cumsum", args, kwargs)
+    }
+    /// Same as `ingot.cumulative_sum(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn cumulative_sum<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "cumulative_sum", args, kwargs)
+    }
+    /// Same as `ingot.clip(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn clip<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "clip", args, kwargs)
+    }
+    /// Same as `ingot.round(self, ...)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn round<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot", "round", args, kwargs)
+    }
+
+    // ---- delegated to Python ---------------------------------------------------------------
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let empty = PyTuple::empty(slf.py());
+        delegate(slf, "ingot._array_impl", "array_repr", &empty, None)?.extract()
+    }
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let empty = PyTuple::empty(slf.py());
+        delegate(slf, "ingot._array_impl", "array_str", &empty, None)?.extract()
+    }
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let empty = PyTuple::empty(slf.py());
+        delegate(slf, "ingot._array_impl", "array_iter", &empty, None)
+    }
+    /// NumPy conversion: `numpy.asarray(x)` (zero-copy on the CPU through `__array_interface__`).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot._array_impl", "array_to_numpy", args, kwargs)
+    }
+    /// The array API namespace of this array (the `ingot` module).
+    #[pyo3(signature = (*, api_version = None))]
+    fn __array_namespace__<'py>(
+        slf: &Bound<'py, Self>,
+        api_version: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args = PyTuple::new(slf.py(), [api_version.map(|a| a.clone().unbind())])?;
+        delegate(slf, "ingot._array_impl", "array_namespace", &args, None)
+    }
+    /// The elements as nested Python lists (a scalar for 0-d arrays).
+    fn tolist<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let empty = PyTuple::empty(slf.py());
+        delegate(slf, "ingot._array_impl", "array_tolist", &empty, None)
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __format__<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot._array_impl", "array_format", args, kwargs)
+    }
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let empty = PyTuple::empty(slf.py());
+        delegate(slf, "ingot._array_impl", "array_reduce", &empty, None)
+    }
+}
+
+fn no_modulo(modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    if modulo.is_some_and(|m| !m.is_none()) {
+        Err(PyTypeError::new_err(
+            "pow() with a modulus is not supported",
+        ))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,317 @@
+//! Array operations: elementwise, reductions, matmul. Arguments are converted, the GIL is
+//! released around the computation, errors are mapped by `errors.rs`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
+
+use ingot::ops::{self, BinaryOp, ReduceOp, UnaryOp};
+use ingot::{Array, DType, Scalar};
+
+use crate::array::{axes_from_py, PyArray};
+use crate::creation::numpy_to_array;
+use crate::dtype::{check_fits, dtype_from_py, scalar_from_py};
+use crate::errors::{detached, IntoPyResult};
+
+/// Whether `obj` is a NumPy array or NumPy scalar.
+fn is_numpy(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let t = obj.get_type();
+    let module: String = t.getattr("__module__")?.extract().unwrap_or_default();
+    Ok(module == "numpy" && obj.hasattr("__array_interface__")?)
+}
+
+/// A Python scalar as a 0-d array of the dtype it takes next to an array of `dtype`
+/// (the array API's weak-scalar rule), on `device`.
+pub fn scalar_array(value: Scalar, dtype: DType, device: ingot::Device) -> PyResult<Array> {
+    let d = ops::binary::scalar_dtype(dtype, value).or_else(|e| match e {
+        ingot::Error::Value(_) => check_fits(value, dtype).map(|_| dtype),
+        other => Err(crate::errors::to_py(other)),
+    })?;
+    Array::scalar(value, d, device).py_err()
+}
+
+/// Converts an operand next to `like`: an ingot array, a Python scalar (weakly typed; with
+/// `exact_dtype`, converted to `like`'s dtype as assignment does), or a NumPy array/scalar.
+/// `None` for anything else.
+pub fn operand_like(
+    obj: &Bound<'_, PyAny>,
+    like: &Array,
+    exact_dtype: bool,
+) -> PyResult<Option<Array>> {
+    if let Ok(a) = obj.cast::<PyArray>() {
+        return Ok(Some(a.get().inner.clone()));
+    }
+    if let Some(s) = scalar_from_py(obj)? {
+        if exact_dtype {
+            if like.dtype().is_integer() {
+                if let Scalar::Float(_) = s {
+                    // NumPy truncates floats assigned into integer arrays.
+                } else {
+                    check_fits(s, like.dtype())?;
+                }
+            }
+            return Array::scalar(s, like.dtype(), like.device())
+                .py_err()
+                .map(Some);
+        }
+        return scalar_array(s, like.dtype(), like.device()).map(Some);
+    }
+    if is_numpy(obj)? {
+        return numpy_to_array(obj, None, like.device()).map(Some);
+    }
+    Ok(None)
+}
+
+fn binary_name(name: &str) -> PyResult<BinaryOp> {
+    BinaryOp::from_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown binary operation {name:?}")))
+}
+
+/// `a <op> b` for the operators of `ingot.Array`: `NotImplemented` for operands of other types.
+pub fn binary_op<'py>(
+    name: &str,
+    slf: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+    reflected: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let a = slf.cast::<PyArray>()?.get().inner.clone();
+    let Some(b) = operand_like(other, &a, false)? else {
+        return Ok(py.NotImplemented().into_bound(py));
+    };
+    let (x, y) = if reflected { (b, a) } else { (a, b) };
+    let r = if name == "matmul" {
+        detached(py, move || ops::matmul(&x, &y))?
+    } else {
+        let op = binary_name(name)?;
+        detached(py, move || ops::binary(op, &x, &y))?
+    };
+    PyArray::from(r).into_bound_py_any(py)
+}
+
+/// `a <op>= b`: writes into `a`'s buffer; the result dtype must cast safely to `a`'s.
+pub fn inplace_op(name: &str, slf: &Bound<'_, PyArray>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = slf.py();
+    let a = slf.get().inner.clone();
+    let Some(b) = operand_like(other, &a, false)? else {
+        return Err(PyTypeError::new_err(format!(
+            "unsupported operand type for in-place {name}: {}",
+            other.get_type().name()?
+        )));
+    };
+    if name == "matmul" {
+        return detached(py, move || {
+            let r = ops::matmul(&a, &b)?;
+            if r.shape() != a.shape() || !r.dtype().can_cast(a.dtype()) {
+                return Err(ingot::Error::Shape(format!(
+                    "in-place matmul: result of shape {:?} and dtype {} does not fit {:?} {}",
+                    r.shape(),
+                    r.dtype(),
+                    a.shape(),
+                    a.dtype()
+                )));
+            }
+            a.assign(&r)
+        });
+    }
+    let op = binary_name(name)?;
+    detached(py, move || ops::binary_into(op, &a, &b, &a))
+}
+
+/// Applies the unary op `name` to `x`.
+pub fn unary_named(py: Python<'_>, name: &str, x: &Array) -> PyResult<PyArray> {
+    let op = UnaryOp::from_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown unary operation {name:?}")))?;
+    let x = x.clone();
+    Ok(detached(py, move || ops::unary(op, &x))?.into())
+}
+
+/// `name(x)` for an elementwise function of one array.
+#[pyfunction]
+fn unary(py: Python<'_>, name: &str, x: &PyArray) -> PyResult<PyArray> {
+    unary_named(py, name, &x.inner)
+}
+
+/// Two operands of a function: at least one must be an array; Python scalars are weak.
+fn two_operands(
+    x1: &Bound<'_, PyAny>,
+    x2: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<(Array, Array)> {
+    let first = x1.cast::<PyArray>().ok().map(|a| a.get().inner.clone());
+    let second = x2.cast::<PyArray>().ok().map(|a| a.get().inner.clone());
+    let conv = |obj: &Bound<'_, PyAny>, like: &Array| -> PyResult<Array> {
+        operand_like(obj, like, false)?.ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "{what}: expected an ingot array or a Python scalar, got {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })
+    };
+    match (first, second) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        (Some(a), None) => {
+            let b = conv(x2, &a)?;
+            Ok((a, b))
+        }
+        (None, Some(b)) => {
+            let a = conv(x1, &b)?;
+            Ok((a, b))
+        }
+        (None, None) => Err(PyTypeError::new_err(format!(
+            "{what}: at least one argument must be an ingot array"
+        ))),
+    }
+}
+
+/// `name(x1, x2)` for an elementwise function of two operands (arrays or Python scalars).
+#[pyfunction]
+fn binary(
+    py: Python<'_>,
+    name: &str,
+    x1: &Bound<'_, PyAny>,
+    x2: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
+    let op = binary_name(name)?;
+    let (a, b) = two_operands(x1, x2, name)?;
+    Ok(detached(py, move || ops::binary(op, &a, &b))?.into())
+}
+
+/// `x1 <op>= x2`, writing into `x1`.
+#[pyfunction]
+fn binary_inplace(name: &str, x1: &Bound<'_, PyArray>, x2: &Bound<'_, PyAny>) -> PyResult<()> {
+    inplace_op(name, x1, x2)
+}
+
+/// `condition ? x1 : x2` elementwise.
+#[pyfunction]
+fn where_(
+    py: Python<'_>,
+    condition: &PyArray,
+    x1: &Bound<'_, PyAny>,
+    x2: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
+    let (a, b) = two_operands(x1, x2, "where")?;
+    let c = condition.inner.clone();
+    Ok(detached(py, move || ops::where_(&c, &a, &b))?.into())
+}
+
+/// Clamps `x` to `[min, max]`; bounds are arrays, Python scalars or None.
+#[pyfunction]
+#[pyo3(signature = (x, min = None, max = None))]
+fn clip(
+    py: Python<'_>,
+    x: &PyArray,
+    min: Option<&Bound<'_, PyAny>>,
+    max: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let bound = |b: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Array>> {
+        match b {
+            None => Ok(None),
+            Some(o) if o.is_none() => Ok(None),
+            Some(o) => {
+                if let Some(s) = scalar_from_py(o)? {
+                    return Array::scalar(s, x.inner.dtype(), x.inner.device())
+                        .py_err()
+                        .map(Some);
+                }
+                operand_like(o, &x.inner, false)?
+                    .ok_or_else(|| {
+                        PyTypeError::new_err("clip bounds must be arrays, Python scalars or None")
+                    })
+                    .map(Some)
+            }
+        }
+    };
+    let (lo, hi) = (bound(min)?, bound(max)?);
+    let a = x.inner.clone();
+    Ok(detached(py, move || ops::clip(&a, lo.as_ref(), hi.as_ref()))?.into())
+}
+
+/// Reduces `x` over `axis` (None, an int or a tuple).
+#[pyfunction]
+#[pyo3(signature = (name, x, axis = None, keepdims = false, correction = 0.0))]
+fn reduce(
+    py: Python<'_>,
+    name: &str,
+    x: &PyArray,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    correction: f64,
+) -> PyResult<PyArray> {
+    let op = match name {
+        "sum" => ReduceOp::Sum,
+        "prod" => ReduceOp::Prod,
+        "min" => ReduceOp::Min,
+        "max" => ReduceOp::Max,
+        "argmin" => ReduceOp::ArgMin,
+        "argmax" => ReduceOp::ArgMax,
+        "all" => ReduceOp::All,
+        "any" => ReduceOp::Any,
+        "mean" => ReduceOp::Mean,
+        "var" => ReduceOp::Var { correction },
+        "std" => ReduceOp::Std { correction },
+        _ => return Err(PyValueError::new_err(format!("unknown reduction {name:?}"))),
+    };
+    let axes = axes_from_py(axis)?;
+    let a = x.inner.clone();
+    Ok(detached(py, move || ops::reduce(op, &a, axes.as_deref(), keepdims))?.into())
+}
+
+/// Cumulative sum along `axis` (None: the flattened array), optionally in `dtype`.
+#[pyfunction]
+#[pyo3(signature = (x, axis = None, dtype = None))]
+fn cumsum(
+    py: Python<'_>,
+    x: &PyArray,
+    axis: Option<isize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let d = match dtype {
+        Some(d) if !d.is_none() => Some(dtype_from_py(d)?),
+        _ => None,
+    };
+    let a = x.inner.clone();
+    Ok(detached(py, move || ops::cumsum(&a, axis, d))?.into())
+}
+
+/// Matrix product with the array API's rules (batched, broadcasting).
+#[pyfunction]
+fn matmul(py: Python<'_>, x1: &PyArray, x2: &PyArray) -> PyResult<PyArray> {
+    let (a, b) = (x1.inner.clone(), x2.inner.clone());
+    Ok(detached(py, move || ops::matmul(&a, &b))?.into())
+}
+
+/// The dtype a Python scalar takes next to an array of `dtype` (raises when it does not fit).
+#[pyfunction]
+fn scalar_dtype<'py>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyAny>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, crate::dtype::PyDType>> {
+    let d = dtype_from_py(dtype)?;
+    let s = scalar_from_py(value)?
+        .ok_or_else(|| PyTypeError::new_err("expected a Python bool, int or float"))?;
+    let r = ops::binary::scalar_dtype(d, s).or_else(|e| match e {
+        ingot::Error::Value(_) => check_fits(s, d).map(|_| d),
+        other => Err(crate::errors::to_py(other)),
+    })?;
+    crate::dtype::py_dtype(py, r)
+}
+
+/// Adds the operation functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(unary, m)?)?;
+    m.add_function(wrap_pyfunction!(binary, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_inplace, m)?)?;
+    m.add_function(wrap_pyfunction!(where_, m)?)?;
+    m.add_function(wrap_pyfunction!(clip, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(cumsum, m)?)?;
+    m.add_function(wrap_pyfunction!(matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(scalar_dtype, m)?)?;
+    Ok(())
+}

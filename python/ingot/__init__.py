@@ -1,0 +1,77 @@
+"""ingot: array computing on CPU, CUDA and Metal, following the Python array API standard.
+
+``import ingot as xp`` gives an array API namespace::
+
+    >>> import ingot
+    >>> x = ingot.asarray([1.0, 2.0, 3.0])
+    >>> ingot.sum(ingot.exp(x) * 2)
+
+Arrays live on a device (``ingot.Device("cpu")``, ``"cuda:0"``, ``"metal"``); the default one is
+chosen by ``INGOT_DEVICE`` or the best available. NumPy arrays convert without copying on the CPU
+(``ingot.asarray(np_array)``, ``numpy.asarray(ingot_array)``).
+"""
+
+from __future__ import annotations
+
+from . import _ingot
+from ._ingot import (
+    Array,
+    CompileError,
+    Device,
+    DeviceError,
+    DeviceMismatchError,
+    DeviceUnavailableError,
+    DType,
+    IngotError,
+    KernelArgumentError,
+    UnsupportedError,
+    __version__,
+    default_device,
+    devices,
+)
+from ._dtypes import (
+    bfloat16,
+    bool,
+    can_cast,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ._creation import (
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from ._functions import *  # noqa: F401,F403  (the elementwise, reduction and manipulation functions)
+from ._functions import __all__ as _functions_all  # noqa: F401
+from ._info import __array_namespace_info__
+
+__array_api_version__ = "2023.12"
+
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None

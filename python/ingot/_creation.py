@@ -1,0 +1,236 @@
+"""Array creation functions of the namespace."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _ingot
+from ._dtypes import as_dtype, bfloat16, float64, int64
+from ._ingot import Array, Device, DType
+
+Shape = Union[int, Sequence[int]]
+
+
+def _device(device: Any) -> Optional[Device]:
+    return None if device is None else Device(device)
+
+
+def _python_default_dtype(value: Any) -> DType:
+    if isinstance(value, builtins.bool):
+        return _ingot.bool
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    raise TypeError(f"expected a Python bool, int or float, got {type(value).__name__}")
+
+
+def _numpy_from_python(obj: Any, dtype: Optional[DType]) -> np.ndarray:
+    """Python scalars and (nested) sequences through NumPy, with NumPy's overflow checks."""
+    np_dtype = None
+    if dtype is not None and dtype != bfloat16:
+        np_dtype = np.dtype(dtype.name)
+    try:
+        a = np.asarray(obj, dtype=np_dtype)
+    except OverflowError:
+        raise
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"cannot convert {type(obj).__name__} to an ingot array: {e}") from None
+    if a.dtype == object:
+        if isinstance(obj, int) or (isinstance(obj, (list, tuple)) and any(isinstance(v, int) for v in obj)):
+            raise OverflowError("Python integer out of range for every ingot dtype")
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ingot array (ragged or object data)")
+    if np_dtype is None and a.dtype.kind in "iu" and a.dtype != np.int64 and a.dtype != np.uint64:
+        a = a.astype(np.int64)
+    return a
+
+
+def asarray(
+    obj: Any,
+    /,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    copy: Optional[builtins.bool] = None,
+) -> Array:
+    """Converts ``obj`` to an ingot array.
+
+    ``obj`` may be an ingot array, a NumPy array or scalar, a Python scalar, a (nested) sequence,
+    or anything NumPy can convert (buffer protocol, ``__array__``...). NumPy arrays on the CPU are
+    wrapped without copying when the dtype is supported and the memory aligned (the ingot array
+    then shares memory with the NumPy array, and is read-only when it is). ``copy=True`` always
+    copies, ``copy=False`` raises ``ValueError`` when a copy would be needed, ``None`` copies only
+    when needed. Python floats default to float64, ints to int64.
+    """
+    d = None if dtype is None else as_dtype(dtype)
+    dev = _device(device)
+    if isinstance(obj, Array):
+        x = obj
+        copied = False
+        if dev is not None and x.device != dev:
+            if copy is False:
+                raise ValueError("copy=False: moving to another device needs a copy")
+            x, copied = x.to_device(dev), True
+        if d is not None and x.dtype != d:
+            if copy is False:
+                raise ValueError("copy=False: changing the dtype needs a copy")
+            x, copied = x.astype(d), True
+        if copy and not copied:
+            x = x.copy()
+        return x
+    if isinstance(obj, (np.ndarray, np.generic)):
+        a = np.asarray(obj)
+        from_python = False
+    elif isinstance(obj, (builtins.bool, int, float, list, tuple)):
+        if copy is False:
+            raise ValueError("copy=False: a Python scalar or sequence always needs a copy")
+        if isinstance(obj, (builtins.bool, int, float)) and d is None:
+            d = _python_default_dtype(obj)
+        a = _numpy_from_python(obj, d)
+        from_python = True
+    else:
+        a = np.asarray(obj)
+        from_python = False
+    if a.dtype.byteorder == ">" or (a.dtype.byteorder == "<" and not np.little_endian):
+        a = a.astype(a.dtype.newbyteorder("="))
+    if a.dtype.kind == "V" and a.dtype.name != "bfloat16":
+        raise TypeError(f"NumPy dtype {a.dtype} is not supported by ingot")
+    needs_cast = d is not None and a.dtype.name != d.name
+    if needs_cast and copy is False:
+        raise ValueError("copy=False: changing the dtype needs a copy")
+    x = _ingot.from_numpy(a, copy=None if (needs_cast or from_python) else copy, device=dev)
+    if needs_cast:
+        x = x.astype(d)
+    return x
+
+
+def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+    """A new array with uninitialised contents (default dtype float64)."""
+    return _ingot.empty(shape, as_dtype(dtype if dtype is not None else float64), _device(device))
+
+
+def full(shape: Shape, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    """A new array filled with ``fill_value`` (dtype from the value when not given)."""
+    if isinstance(fill_value, Array):
+        if dtype is None:
+            dtype = fill_value.dtype
+        fill_value = fill_value.item()
+    elif isinstance(fill_value, np.generic):
+        if dtype is None:
+            dtype = fill_value.dtype
+        fill_value = fill_value.item()
+    d = as_dtype(dtype) if dtype is not None else _python_default_dtype(fill_value)
+    return _ingot.full(shape, fill_value, d, _device(device))
+
+
+def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+    """A new array of zeros (default dtype float64)."""
+    return _ingot.full(shape, 0, as_dtype(dtype if dtype is not None else float64), _device(device))
+
+
+def ones(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+    """A new array of ones (default dtype float64)."""
+    return _ingot.full(shape, 1, as_dtype(dtype if dtype is not None else float64), _device(device))
+
+
+def _like(x: Array, dtype: Any, device: Any) -> tuple:
+    return (x.dtype if dtype is None else as_dtype(dtype)), (x.device if device is None else Device(device))
+
+
+def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    """An uninitialised array with the shape (and by default dtype and device) of ``x``."""
+    d, dev = _like(x, dtype, device)
+    return _ingot.empty(x.shape, d, dev)
+
+
+def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    """Zeros with the shape (and by default dtype and device) of ``x``."""
+    d, dev = _like(x, dtype, device)
+    return _ingot.full(x.shape, 0, d, dev)
+
+
+def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    """Ones with the shape (and by default dtype and device) of ``x``."""
+    d, dev = _like(x, dtype, device)
+    return _ingot.full(x.shape, 1, d, dev)
+
+
+def full_like(x: Array, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    """``fill_value`` everywhere, with the shape (and by default dtype and device) of ``x``."""
+    d, dev = _like(x, dtype, device)
+    if isinstance(fill_value, (Array, np.generic)):
+        fill_value = fill_value.item()
+    return _ingot.full(x.shape, fill_value, d, dev)
+
+
+def arange(
+    start: Union[int, float],
+    /,
+    stop: Optional[Union[int, float]] = None,
+    step: Union[int, float] = 1,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+) -> Array:
+    """``start, start + step, ...`` below ``stop`` (int64 for integer arguments, else float64)."""
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if not isinstance(v, (int, float)) or isinstance(v, builtins.bool):
+            raise TypeError("arange arguments must be Python ints or floats")
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    if dtype is None:
+        all_int = all(isinstance(v, int) for v in (start, stop, step))
+        dtype = int64 if all_int else float64
+    return _ingot.arange(float(start), float(stop), float(step), as_dtype(dtype), _device(device))
+
+
+def linspace(
+    start: Union[int, float],
+    stop: Union[int, float],
+    /,
+    num: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    endpoint: builtins.bool = True,
+) -> Array:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (default dtype float64)."""
+    if not isinstance(num, int) or isinstance(num, builtins.bool):
+        raise TypeError("linspace: num must be an integer")
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if not (math.isfinite(start) and math.isfinite(stop)):
+        raise ValueError("linspace: start and stop must be finite")
+    d = as_dtype(dtype if dtype is not None else float64)
+    return _ingot.linspace(float(start), float(stop), num, builtins.bool(endpoint), d, _device(device))
+
+
+def eye(
+    n_rows: int,
+    n_cols: Optional[int] = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: Any = None,
+    device: Any = None,
+) -> Array:
+    """A matrix with ones on diagonal ``k`` and zeros elsewhere (default dtype float64)."""
+    m = n_rows if n_cols is None else n_cols
+    for v in (n_rows, m):
+        if not isinstance(v, int) or isinstance(v, builtins.bool):
+            raise TypeError("eye: sizes must be integers")
+        if v < 0:
+            raise ValueError(f"eye: negative size {v}")
+    d = as_dtype(dtype if dtype is not None else float64)
+    return _ingot.eye(n_rows, m, k, d, _device(device))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[builtins.bool] = None) -> Array:
+    """An ingot array from a DLPack producer (through NumPy, on the CPU)."""
+    return asarray(np.from_dlpack(x), device=device, copy=copy)

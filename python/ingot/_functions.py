@@ -1,0 +1,516 @@
+"""Elementwise functions, reductions, linear algebra and manipulation of the namespace.
+
+Every function here converts its arguments and calls one native operation; the computation
+(with broadcasting and array API promotion) happens in Rust with the GIL released.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+from . import _ingot
+from ._dtypes import as_dtype
+from ._ingot import Array
+
+Axis = Optional[Union[int, Tuple[int, ...]]]
+Operand = Union[Array, builtins.bool, int, float]
+
+
+def _check_array(x: Any, name: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected an ingot array, got {type(x).__name__}")
+    return x
+
+
+def _unary(name: str, doc: str) -> Callable[[Array], Array]:
+    def f(x: Array, /) -> Array:
+        return _ingot.unary(name, _check_array(x, name))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc + "\n\nElementwise, as NumPy; the result is a new array."
+    return f
+
+
+def _binary(name: str, doc: str) -> Callable[[Operand, Operand], Array]:
+    def f(x1: Operand, x2: Operand, /) -> Array:
+        return _ingot.binary(name, x1, x2)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (doc + "\n\nElementwise with broadcasting and array API type promotion; one operand"
+                 " may be a Python scalar (weakly typed).")
+    return f
+
+
+abs = _unary("abs", "Absolute value.")
+negative = _unary("negative", "Numerical negative.")
+positive = _unary("positive", "Numerical positive (a copy).")
+sign = _unary("sign", "Sign (-1, 0, 1; NaN for NaN).")
+sqrt = _unary("sqrt", "Square root.")
+square = _unary("square", "Square.")
+exp = _unary("exp", "Exponential.")
+expm1 = _unary("expm1", "exp(x) - 1, accurate near zero.")
+log = _unary("log", "Natural logarithm.")
+log1p = _unary("log1p", "log(1 + x), accurate near zero.")
+log2 = _unary("log2", "Base-2 logarithm.")
+log10 = _unary("log10", "Base-10 logarithm.")
+sin = _unary("sin", "Sine.")
+cos = _unary("cos", "Cosine.")
+tan = _unary("tan", "Tangent.")
+asin = _unary("asin", "Inverse sine.")
+acos = _unary("acos", "Inverse cosine.")
+atan = _unary("atan", "Inverse tangent.")
+sinh = _unary("sinh", "Hyperbolic sine.")
+cosh = _unary("cosh", "Hyperbolic cosine.")
+tanh = _unary("tanh", "Hyperbolic tangent.")
+asinh = _unary("asinh", "Inverse hyperbolic sine.")
+acosh = _unary("acosh", "Inverse hyperbolic cosine.")
+atanh = _unary("atanh", "Inverse hyperbolic tangent.")
+floor = _unary("floor", "Round toward negative infinity.")
+ceil = _unary("ceil", "Round toward positive infinity.")
+trunc = _unary("trunc", "Round toward zero.")
+logical_not = _unary("logical_not", "Logical NOT (bool result).")
+bitwise_invert = _unary("bitwise_invert", "Bitwise NOT (bool and integers).")
+isnan = _unary("isnan", "True where NaN.")
+isinf = _unary("isinf", "True where infinite.")
+isfinite = _unary("isfinite", "True where finite.")
+
+
+def round(x: Array, /, decimals: int = 0) -> Array:
+    """Round half to even, as NumPy (``decimals`` must be 0)."""
+    if decimals != 0:
+        raise NotImplementedError("round: only decimals=0 is supported")
+    return _ingot.unary("round", _check_array(x, "round"))
+
+
+add = _binary("add", "Sum.")
+subtract = _binary("subtract", "Difference.")
+multiply = _binary("multiply", "Product.")
+divide = _binary("divide", "True division (integers give float64).")
+floor_divide = _binary("floor_divide", "Floor division (Python's ``//``).")
+remainder = _binary("remainder", "Remainder with the sign of the divisor (Python's ``%``).")
+pow = _binary("pow", "Power.")
+maximum = _binary("maximum", "Elementwise maximum (NaN propagates).")
+minimum = _binary("minimum", "Elementwise minimum (NaN propagates).")
+atan2 = _binary("atan2", "Inverse tangent of x1 / x2 with the quadrant.")
+bitwise_and = _binary("bitwise_and", "Bitwise AND.")
+bitwise_or = _binary("bitwise_or", "Bitwise OR.")
+bitwise_xor = _binary("bitwise_xor", "Bitwise XOR.")
+bitwise_left_shift = _binary("bitwise_left_shift", "Left shift.")
+bitwise_right_shift = _binary("bitwise_right_shift", "Right shift (arithmetic for signed integers).")
+logical_and = _binary("logical_and", "Logical AND (bool result).")
+logical_or = _binary("logical_or", "Logical OR (bool result).")
+logical_xor = _binary("logical_xor", "Logical XOR (bool result).")
+equal = _binary("equal", "x1 == x2.")
+not_equal = _binary("not_equal", "x1 != x2.")
+less = _binary("less", "x1 < x2.")
+less_equal = _binary("less_equal", "x1 <= x2.")
+greater = _binary("greater", "x1 > x2.")
+greater_equal = _binary("greater_equal", "x1 >= x2.")
+
+# NumPy spellings.
+absolute = abs
+power = pow
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+bitwise_not = bitwise_invert
+invert = bitwise_invert
+left_shift, right_shift = bitwise_left_shift, bitwise_right_shift
+true_divide = divide
+mod = remainder
+
+
+def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
+    """``x1`` where ``condition`` is true, else ``x2`` (broadcast together; promoted dtype)."""
+    return _ingot.where_(_check_array(condition, "where"), x1, x2)
+
+
+def clip(x: Array, /, min: Optional[Operand] = None, max: Optional[Operand] = None) -> Array:
+    """Clamps ``x`` to ``[min, max]`` (either may be None); the result keeps ``x``'s dtype."""
+    return _ingot.clip(_check_array(x, "clip"), min, max)
+
+
+# ---- reductions -----------------------------------------------------------------------------
+
+
+def _reduce(name: str, x: Array, axis: Axis, keepdims: builtins.bool, correction: float = 0.0) -> Array:
+    return _ingot.reduce(name, _check_array(x, name), axis, builtins.bool(keepdims), float(correction))
+
+
+def _with_dtype(name: str, x: Array, axis: Axis, dtype: Any, keepdims: builtins.bool) -> Array:
+    if dtype is None:
+        return _reduce(name, x, axis, keepdims)
+    d = as_dtype(dtype)
+    r = _reduce(name, _check_array(x, name).astype(d, copy=False), axis, keepdims)
+    return r.astype(d, copy=False)
+
+
+def sum(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: builtins.bool = False) -> Array:
+    """Sum over ``axis`` (all axes when None). Integers sum in int64/uint64, as NumPy."""
+    return _with_dtype("sum", x, axis, dtype, keepdims)
+
+
+def prod(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: builtins.bool = False) -> Array:
+    """Product over ``axis`` (all axes when None). Integers multiply in int64/uint64."""
+    return _with_dtype("prod", x, axis, dtype, keepdims)
+
+
+def mean(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """Arithmetic mean over ``axis`` (integers give float64)."""
+    return _reduce("mean", x, axis, keepdims)
+
+
+def _correction(correction: float, ddof: Optional[float]) -> float:
+    if ddof is not None:
+        if correction != 0.0:
+            raise ValueError("give either correction or ddof, not both")
+        return float(ddof)
+    return float(correction)
+
+
+def var(
+    x: Array,
+    /,
+    *,
+    axis: Axis = None,
+    correction: float = 0.0,
+    keepdims: builtins.bool = False,
+    ddof: Optional[float] = None,
+) -> Array:
+    """Variance over ``axis`` with ``correction`` (NumPy's ``ddof``) degrees of freedom removed."""
+    return _reduce("var", x, axis, keepdims, _correction(correction, ddof))
+
+
+def std(
+    x: Array,
+    /,
+    *,
+    axis: Axis = None,
+    correction: float = 0.0,
+    keepdims: builtins.bool = False,
+    ddof: Optional[float] = None,
+) -> Array:
+    """Standard deviation over ``axis`` with ``correction`` degrees of freedom removed."""
+    return _reduce("std", x, axis, keepdims, _correction(correction, ddof))
+
+
+def min(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """Minimum over ``axis`` (NaN propagates; empty reductions raise ValueError)."""
+    return _reduce("min", x, axis, keepdims)
+
+
+def max(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """Maximum over ``axis`` (NaN propagates; empty reductions raise ValueError)."""
+    return _reduce("max", x, axis, keepdims)
+
+
+def argmin(x: Array, /, *, axis: Optional[int] = None, keepdims: builtins.bool = False) -> Array:
+    """Index of the first minimum along ``axis`` (of the flattened array when None); int64."""
+    if axis is not None and not isinstance(axis, int):
+        raise TypeError("argmin: axis must be an integer or None")
+    return _reduce("argmin", x, axis, keepdims)
+
+
+def argmax(x: Array, /, *, axis: Optional[int] = None, keepdims: builtins.bool = False) -> Array:
+    """Index of the first maximum along ``axis`` (of the flattened array when None); int64."""
+    if axis is not None and not isinstance(axis, int):
+        raise TypeError("argmax: axis must be an integer or None")
+    return _reduce("argmax", x, axis, keepdims)
+
+
+def all(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """True where every element along ``axis`` is nonzero."""
+    return _reduce("all", x, axis, keepdims)
+
+
+def any(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """True where some element along ``axis`` is nonzero."""
+    return _reduce("any", x, axis, keepdims)
+
+
+def cumsum(x: Array, /, axis: Optional[int] = None, dtype: Any = None) -> Array:
+    """NumPy's ``cumsum``: cumulative sum along ``axis`` (of the flattened array when None)."""
+    return _ingot.cumsum(_check_array(x, "cumsum"), axis, None if dtype is None else as_dtype(dtype))
+
+
+def cumulative_sum(
+    x: Array,
+    /,
+    *,
+    axis: Optional[int] = None,
+    dtype: Any = None,
+    include_initial: builtins.bool = False,
+) -> Array:
+    """The array API's cumulative sum along ``axis`` (required unless ``x`` is 1-D);
+    ``include_initial`` prepends a zero."""
+    _check_array(x, "cumulative_sum")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("cumulative_sum: axis is required for arrays that are not 1-D")
+        axis = 0
+    r = _ingot.cumsum(x, axis, None if dtype is None else as_dtype(dtype))
+    if not include_initial:
+        return r
+    ax = axis % x.ndim
+    shape = list(r.shape)
+    shape[ax] += 1
+    out = _ingot.full(tuple(shape), 0, r.dtype, r.device)
+    key = (slice(None),) * ax + (slice(1, None),)
+    out[key] = r
+    return out
+
+
+# ---- linear algebra and manipulation --------------------------------------------------------
+
+
+def matmul(x1: Array, x2: Array, /) -> Array:
+    """Matrix product (1-D operands as vectors, batch axes broadcast)."""
+    return _ingot.matmul(_check_array(x1, "matmul"), _check_array(x2, "matmul"))
+
+
+def matrix_transpose(x: Array, /) -> Array:
+    """Swaps the last two axes (a view)."""
+    return _check_array(x, "matrix_transpose").mT
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Dot product of vectors along ``axis`` (broadcasting the rest)."""
+    return sum(multiply(x1, x2), axis=axis)
+
+
+def tensordot(x1: Array, x2: Array, /, *, axes: int = 2) -> Array:
+    """Contraction over the last ``axes`` axes of ``x1`` and the first of ``x2`` (int ``axes`` only)."""
+    if not isinstance(axes, int):
+        raise NotImplementedError("tensordot: only an integer axes argument is supported")
+    a_shape, b_shape = x1.shape, x2.shape
+    k = 1
+    for n in a_shape[x1.ndim - axes:]:
+        k *= n
+    a = reshape(x1, (-1, k))
+    b = reshape(x2, (k, -1))
+    return reshape(matmul(a, b), a_shape[: x1.ndim - axes] + b_shape[axes:])
+
+
+def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
+    """Reorders the axes (a view)."""
+    return _check_array(x, "permute_dims").permute_dims(list(axes))
+
+
+def transpose(x: Array, /, axes: Optional[Sequence[int]] = None) -> Array:
+    """NumPy's ``transpose``: reverses the axes, or permutes them by ``axes``."""
+    return x.T if axes is None else permute_dims(x, axes)
+
+
+def reshape(x: Array, /, shape: Sequence[int], *, copy: Optional[builtins.bool] = None) -> Array:
+    """The same elements with a new shape (a view when the strides allow)."""
+    return _check_array(x, "reshape").reshape(shape, copy=copy)
+
+
+def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Array:
+    """``x`` converted to ``dtype`` with NumPy's conversion results (a copy unless ``copy=False``
+    and nothing changes)."""
+    _check_array(x, "astype")
+    if device is not None:
+        x = x.to_device(device)
+    return x.astype(dtype, copy=copy)
+
+
+def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
+    """``x`` broadcast to ``shape`` (a view)."""
+    return _check_array(x, "broadcast_to").broadcast_to(tuple(shape))
+
+
+def broadcast_arrays(*arrays: Array) -> list:
+    """The arrays broadcast against each other (views)."""
+    shape: tuple = ()
+    for a in arrays:
+        shape = _broadcast_shapes(shape, _check_array(a, "broadcast_arrays").shape)
+    return [a.broadcast_to(shape) for a in arrays]
+
+
+def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
+    n = builtins.max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for p, q in zip(a, b):
+        if p != q and p != 1 and q != 1:
+            raise ValueError(f"shapes {a} and {b} do not broadcast")
+        out.append(q if p == 1 else p)
+    return tuple(out)
+
+
+def expand_dims(x: Array, /, *, axis: int = 0) -> Array:
+    """Inserts an axis of length 1 at ``axis`` (a view)."""
+    return _check_array(x, "expand_dims").expand_dims(axis)
+
+
+def squeeze(x: Array, /, axis: Axis = None) -> Array:
+    """Removes the length-1 axes ``axis`` (all of them when None) (a view)."""
+    return _check_array(x, "squeeze").squeeze(axis)
+
+
+def flip(x: Array, /, *, axis: Axis = None) -> Array:
+    """Reverses the order of elements along ``axis`` (all axes when None) (a view)."""
+    _check_array(x, "flip")
+    axes = range(x.ndim) if axis is None else ((axis,) if isinstance(axis, int) else axis)
+    key = [slice(None)] * x.ndim
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise IndexError(f"axis {a} is out of bounds for an array of dimension {x.ndim}")
+        key[a % x.ndim] = slice(None, None, -1)
+    return x[tuple(key)]
+
+
+def concat(arrays: Sequence[Array], /, *, axis: Optional[int] = 0) -> Array:
+    """Joins arrays along an existing axis (flattened first when ``axis`` is None)."""
+    arrays = [_check_array(a, "concat") for a in arrays]
+    if not arrays:
+        raise ValueError("concat needs at least one array")
+    if axis is None:
+        arrays = [a.reshape(-1) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    nd = first.ndim
+    if nd == 0:
+        raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
+    if not -nd <= axis < nd:
+        raise IndexError(f"axis {axis} is out of bounds for an array of dimension {nd}")
+    ax = axis % nd
+    for a in arrays[1:]:
+        if a.ndim != nd or any(a.shape[i] != first.shape[i] for i in range(nd) if i != ax):
+            raise ValueError(f"concat: shapes {first.shape} and {a.shape} differ off the axis {ax}")
+        if a.device != first.device:
+            raise _ingot.DeviceMismatchError(f"concat: arrays on {first.device} and {a.device}")
+    dtype = arrays[0].dtype
+    for a in arrays[1:]:
+        dtype = dtype._promote(a.dtype)
+    shape = list(first.shape)
+    shape[ax] = builtins.sum(a.shape[ax] for a in arrays)
+    out = _ingot.empty(tuple(shape), dtype, first.device)
+    start = 0
+    for a in arrays:
+        n = a.shape[ax]
+        out[(slice(None),) * ax + (slice(start, start + n),)] = a
+        start += n
+    return out
+
+
+def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
+    """Joins arrays of the same shape along a new axis."""
+    arrays = [_check_array(a, "stack") for a in arrays]
+    if not arrays:
+        raise ValueError("stack needs at least one array")
+    nd = arrays[0].ndim + 1
+    if not -nd <= axis < nd:
+        raise IndexError(f"axis {axis} is out of bounds for an array of dimension {nd}")
+    for a in arrays[1:]:
+        if a.shape != arrays[0].shape:
+            raise ValueError(f"stack: shapes {arrays[0].shape} and {a.shape} differ")
+    return concat([a.expand_dims(axis % nd) for a in arrays], axis=axis % nd)
+
+
+__all__ = [
+    "abs",
+    "absolute",
+    "acos",
+    "acosh",
+    "add",
+    "all",
+    "any",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "argmax",
+    "argmin",
+    "asin",
+    "asinh",
+    "astype",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_and",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "broadcast_arrays",
+    "broadcast_to",
+    "ceil",
+    "clip",
+    "concat",
+    "cos",
+    "cosh",
+    "cumsum",
+    "cumulative_sum",
+    "divide",
+    "equal",
+    "exp",
+    "expand_dims",
+    "expm1",
+    "flip",
+    "floor",
+    "floor_divide",
+    "greater",
+    "greater_equal",
+    "invert",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "left_shift",
+    "less",
+    "less_equal",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "matmul",
+    "matrix_transpose",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mod",
+    "multiply",
+    "negative",
+    "not_equal",
+    "permute_dims",
+    "positive",
+    "pow",
+    "power",
+    "prod",
+    "remainder",
+    "reshape",
+    "right_shift",
+    "round",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "std",
+    "subtract",
+    "sum",
+    "tan",
+    "tanh",
+    "tensordot",
+    "transpose",
+    "true_divide",
+    "trunc",
+    "var",
+    "vecdot",
+    "where",
+]

@@ -1,0 +1,55 @@
+"""``__array_namespace_info__``: what this array API implementation supports."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Union
+
+from . import _ingot
+from ._dtypes import ALL_DTYPES, FLOATING, INTEGER, SIGNED, UNSIGNED, as_dtype, isdtype
+from ._ingot import Device, DType
+
+
+class Info:
+    """Inspection API of the ingot namespace (the array API's ``__array_namespace_info__()``)."""
+
+    def capabilities(self) -> Dict[str, Any]:
+        """Optional features: no boolean-mask indexing yet, no data-dependent shapes."""
+        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+
+    def default_device(self) -> Device:
+        """The default device (``INGOT_DEVICE`` or the best available)."""
+        return _ingot.default_device()
+
+    def devices(self) -> List[Device]:
+        """Every available device."""
+        return _ingot.devices()
+
+    def default_dtypes(self, *, device: Optional[Union[Device, str]] = None) -> Dict[str, Any]:
+        """Default dtypes: float64 for real floating, int64 for integral and indexing."""
+        return {
+            "real floating": _ingot.float64,
+            "complex floating": None,
+            "integral": _ingot.int64,
+            "indexing": _ingot.int64,
+        }
+
+    def dtypes(
+        self,
+        *,
+        device: Optional[Union[Device, str]] = None,
+        kind: Optional[Union[str, tuple]] = None,
+    ) -> Dict[str, DType]:
+        """The supported dtypes, by name, optionally only those of ``kind``."""
+        out = {}
+        for d in ALL_DTYPES:
+            if kind is None or isdtype(d, kind):
+                out[d.name] = d
+        return out
+
+
+def __array_namespace_info__() -> Info:
+    """The array API inspection namespace."""
+    return Info()
+
+
+__all__ = ["Info", "__array_namespace_info__", "as_dtype", "FLOATING", "INTEGER", "SIGNED", "UNSIGNED"]

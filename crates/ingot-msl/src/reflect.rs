@@ -617,7 +617,16 @@ fn entry(
             type_toks: p.type_toks.clone(),
         });
     }
-    let mut features = graph.features(f, targs);
+    // Roots: the template arguments and every name in the declaration (default template
+    // arguments, functor parameter types) besides the body.
+    let mut roots: Vec<String> = targs.to_vec();
+    roots.extend(
+        (f.decl_start..f.body_open)
+            .filter_map(|k| toks.get(k))
+            .filter(|t| t.kind == TokenKind::Ident)
+            .map(|t| t.text(src).to_string()),
+    );
+    let mut features = graph.features(f, &roots);
     if params.iter().any(|p| p.kind == ParamKind::Threadgroup) {
         features.dynamic_threadgroup_memory = true;
         features.threadgroup_memory = true;
@@ -963,7 +972,7 @@ impl CallGraph {
     }
 
     /// Features of `f` and of everything reachable from its body and `extra` names
-    /// (template arguments naming functor classes).
+    /// (template arguments naming functor classes, names in the declaration).
     fn features(&self, f: &FunctionDef, extra: &[String]) -> Features {
         let mut out = Features::default();
         let mut seen: HashSet<&str> = HashSet::new();
@@ -1172,6 +1181,15 @@ void k(device float* out [[buffer(0)]],
         assert!(f.dynamic_threadgroup_memory);
         assert_eq!(f.static_threadgroup_decls, 2);
         assert!(f.needs_fibers());
+    }
+
+    #[test]
+    fn default_template_arguments_reach_features() {
+        let src = "struct Red { float operator()(float x) { return simd_sum(x); } };\n\
+                   template <typename T, typename Op = Red> kernel void k(device T* a, uint i [[thread_position_in_grid]]) { a[i] = Op()(a[i]); }\n\
+                   template [[host_name(\"k_f\")]] [[kernel]] decltype(k<float>) k<float>;\n";
+        let m = reflect(src).unwrap();
+        assert!(m.entry_points[0].features.simdgroup);
     }
 
     #[test]

@@ -328,6 +328,24 @@ pub(crate) fn map1<A: Elem, O: Elem, F>(x: &Array, out: &Array, grain: usize, f:
 where
     F: Fn(A) -> O + Copy + Send + Sync,
 {
+    // SAFETY: contig1 reads and writes exactly `len` elements.
+    map1_with(x, out, grain, f, |a, o, len| unsafe {
+        contig1(a, o, len, f)
+    })
+}
+
+/// As [`map1`], with `contig(src, dst, len)` doing contiguous runs (a slice-level kernel).
+pub(crate) fn map1_with<A: Elem, O: Elem, F, K>(
+    x: &Array,
+    out: &Array,
+    grain: usize,
+    f: F,
+    contig: K,
+) -> Result<()>
+where
+    F: Fn(A) -> O + Copy + Send + Sync,
+    K: Fn(*const A, *mut O, usize) + Copy + Send + Sync,
+{
     let (px, po) = (elem_ptr::<A>(x)?, elem_ptr::<O>(out)?);
     let plan = Plan::new(out.shape(), [out.layout().strides(), x.layout().strides()]);
     par_runs(
@@ -340,7 +358,7 @@ where
                 let o = po.get::<O>().offset(oo);
                 let a = px.get::<A>().offset(ox);
                 if so == 1 && sx == 1 {
-                    contig1(a, o, len, f);
+                    contig(a, o, len);
                 } else if so == 1 && sx == 0 {
                     let v = f(*a);
                     for i in 0..len {

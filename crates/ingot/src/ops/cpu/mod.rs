@@ -2,12 +2,16 @@
 //! compiler vectorises (AVX2 / AVX-512 copies chosen at run time), rayon for large arrays,
 //! and gemm for matrix products. See README.md in this folder for the design and measurements.
 
+mod arith;
+mod binary;
 mod cast;
 #[allow(dead_code)] // used by the kernels being added
 pub(crate) mod element;
 mod fill;
 #[allow(dead_code, unused_imports)] // used by the kernels being added
 pub(crate) mod iter;
+mod math;
+mod unary;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -17,14 +21,17 @@ fn pending(what: &str) -> Error {
     Error::Unsupported(format!("cpu {what} is being written"))
 }
 
-pub(crate) fn unary(_op: UnaryOp, _x: &Array, _out: &Array) -> Result<()> {
-    Err(pending("unary"))
+/// `out = op(x)` elementwise.
+pub(crate) fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
+    unary::unary(op, x, out)
 }
-pub(crate) fn binary(_op: BinaryOp, _x: &Array, _y: &Array, _out: &Array) -> Result<()> {
-    Err(pending("binary"))
+/// `out = op(x, y)` elementwise (inputs broadcast to `out`'s shape).
+pub(crate) fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
+    binary::binary(op, x, y, out)
 }
-pub(crate) fn where_(_c: &Array, _x: &Array, _y: &Array, _out: &Array) -> Result<()> {
-    Err(pending("where"))
+/// `out = c ? x : y` elementwise.
+pub(crate) fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
+    binary::where_(c, x, y, out)
 }
 pub(crate) fn reduce(_op: ReduceOp, _x: &Array, _axes: &[usize], _out: &Array) -> Result<()> {
     Err(pending("reduce"))

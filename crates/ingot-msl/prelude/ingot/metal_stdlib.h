@@ -41,6 +41,37 @@
 #if defined(INGOT_TARGET_CPU)
 #include <ingot/cpu/runtime.h>
 #endif
+#if defined(INGOT_TARGET_CUDA)
+// NVRTC pre-declares CUDA's own vector types (float3 is 12 bytes there) at global scope. MSL's
+// names are redirected to ingot_<name> so that `float3` means MSL's type in translated code.
+#define char2 ingot_char2
+#define char3 ingot_char3
+#define char4 ingot_char4
+#define uchar2 ingot_uchar2
+#define uchar3 ingot_uchar3
+#define uchar4 ingot_uchar4
+#define short2 ingot_short2
+#define short3 ingot_short3
+#define short4 ingot_short4
+#define ushort2 ingot_ushort2
+#define ushort3 ingot_ushort3
+#define ushort4 ingot_ushort4
+#define int2 ingot_int2
+#define int3 ingot_int3
+#define int4 ingot_int4
+#define uint2 ingot_uint2
+#define uint3 ingot_uint3
+#define uint4 ingot_uint4
+#define long2 ingot_long2
+#define long3 ingot_long3
+#define long4 ingot_long4
+#define ulong2 ingot_ulong2
+#define ulong3 ingot_ulong3
+#define ulong4 ingot_ulong4
+#define float2 ingot_float2
+#define float3 ingot_float3
+#define float4 ingot_float4
+#endif
 #include <ingot/detail/types.h>
 #include <ingot/detail/vec.h>
 #include <ingot/detail/math.h>

@@ -3,18 +3,14 @@
 #pragma once
 
 // ----- constants -----
-#ifndef INFINITY
-#define INFINITY (__builtin_huge_valf())
-#endif
-#ifndef NAN
-#define NAN (__builtin_nanf(""))
-#endif
-#ifndef HUGE_VALF
-#define HUGE_VALF (__builtin_huge_valf())
-#endif
-#ifndef HUGE_VAL
-#define HUGE_VAL (__builtin_huge_val())
-#endif
+#undef INFINITY
+#define INFINITY (__builtin_bit_cast(float, 0x7f800000u))
+#undef NAN
+#define NAN (__builtin_bit_cast(float, 0x7fc00000u))
+#undef HUGE_VALF
+#define HUGE_VALF (__builtin_bit_cast(float, 0x7f800000u))
+#undef HUGE_VAL
+#define HUGE_VAL (__builtin_bit_cast(double, 0x7ff0000000000000ull))
 #undef MAXFLOAT
 #define MAXFLOAT 0x1.fffffep+127f
 #undef FLT_MAX
@@ -146,9 +142,11 @@ INGOT_INT_LIMITS(unsigned long long, 0ull, 18446744073709551615ull, 64, false)
 #define INGOT_MKH(b) half(raw_bits_t{}, b)
 #define INGOT_MKB(b) bfloat(raw_bits_t{}, b)
 INGOT_FP_LIMITS(float, INGOT_ID, 0x1p-126f, 0x1.fffffep+127f, -0x1.fffffep+127f, 0x1p-23f,
-                __builtin_huge_valf(), __builtin_nanf(""), 0x1p-149f, 24)
+                __builtin_bit_cast(float, 0x7f800000u), __builtin_bit_cast(float, 0x7fc00000u),
+                0x1p-149f, 24)
 INGOT_FP_LIMITS(double, INGOT_ID, 0x1p-1022, 0x1.fffffffffffffp+1023, -0x1.fffffffffffffp+1023,
-                0x1p-52, __builtin_huge_val(), __builtin_nan(""), 0x1p-1074, 53)
+                0x1p-52, __builtin_bit_cast(double, 0x7ff0000000000000ull),
+                __builtin_bit_cast(double, 0x7ff8000000000000ull), 0x1p-1074, 53)
 INGOT_FP_LIMITS(half, INGOT_MKH, 0x0400, 0x7bff, 0xfbff, 0x1400, 0x7c00, 0x7e00, 0x0001, 11)
 INGOT_FP_LIMITS(bfloat, INGOT_MKB, 0x0080, 0x7f7f, 0xff7f, 0x3c00, 0x7f80, 0x7fc0, 0x0001, 8)
 #undef INGOT_FP_LIMITS
@@ -748,15 +746,53 @@ INGOT_FN T insert_bits(T base, INGOT_ND(T) insert, unsigned offset, unsigned bit
   mask = (U)(mask << offset);
   return T((U)(((U)base & (U)~mask) | (((U)insert << offset) & mask)));
 }
+namespace detail {
+// Overflow-checked integer arithmetic (NVRTC has no __builtin_*_overflow).
+template <class T> INGOT_FN bool add_overflow(T a, T b, T* r) {
+#if defined(INGOT_TARGET_CUDA)
+  typedef typename ubits<T>::type U;
+  *r = T((U)a + (U)b);
+  if constexpr (ingot::tt::is_signed_int<T>::value) return (a > 0 && b > 0 && *r < 0) || (a < 0 && b < 0 && *r >= 0);
+  else return *r < a;
+#else
+  return __builtin_add_overflow(a, b, r);
+#endif
+}
+template <class T> INGOT_FN bool sub_overflow(T a, T b, T* r) {
+#if defined(INGOT_TARGET_CUDA)
+  typedef typename ubits<T>::type U;
+  *r = T((U)a - (U)b);
+  if constexpr (ingot::tt::is_signed_int<T>::value) return (b < 0 && a >= 0 && *r < 0) || (b > 0 && a < 0 && *r >= 0);
+  else return b > a;
+#else
+  return __builtin_sub_overflow(a, b, r);
+#endif
+}
+template <class T> INGOT_FN bool mul_overflow(T a, T b, T* r) {
+#if defined(INGOT_TARGET_CUDA)
+  typedef typename ubits<T>::type U;
+  *r = T((U)a * (U)b);
+  if (a == 0 || b == 0) return false;
+  if constexpr (ingot::tt::is_signed_int<T>::value) {
+    if ((a == -1 && b == numeric_limits<T>::min()) || (b == -1 && a == numeric_limits<T>::min())) return true;
+    return *r / b != a;
+  } else {
+    return *r / b != a;
+  }
+#else
+  return __builtin_mul_overflow(a, b, r);
+#endif
+}
+}  // namespace detail
 template <class T, INGOT_INT(T)> INGOT_FN T add_sat(T a, INGOT_ND(T) b) {
   T r;
-  if (!__builtin_add_overflow(a, b, &r)) return r;
+  if (!detail::add_overflow(a, T(b), &r)) return r;
   if constexpr (ingot::tt::is_signed_int<T>::value) return b > 0 ? numeric_limits<T>::max() : numeric_limits<T>::min();
   else return numeric_limits<T>::max();
 }
 template <class T, INGOT_INT(T)> INGOT_FN T sub_sat(T a, INGOT_ND(T) b) {
   T r;
-  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  if (!detail::sub_overflow(a, T(b), &r)) return r;
   if constexpr (ingot::tt::is_signed_int<T>::value) return b < 0 ? numeric_limits<T>::max() : numeric_limits<T>::min();
   else return T(0);
 }
@@ -772,7 +808,7 @@ template <class T, INGOT_INT(T)> INGOT_FN typename ingot::tt::make_unsigned<T>::
 }
 template <class T, INGOT_INT(T)> INGOT_FN T mad_sat(T a, INGOT_ND(T) b, INGOT_ND(T) c) {
   T m;
-  if (__builtin_mul_overflow(a, b, &m)) {
+  if (detail::mul_overflow(a, T(b), &m)) {
     if constexpr (ingot::tt::is_signed_int<T>::value)
       return ((a < 0) != (b < 0)) ? numeric_limits<T>::min() : numeric_limits<T>::max();
     else return numeric_limits<T>::max();

@@ -75,10 +75,10 @@ INGOT_FN unsigned int lane_id() {
     constexpr int W = (int)((sizeof(T) + 3) / 4);                               \
     unsigned int w[W];                                                          \
     w[W - 1] = 0;                                                               \
-    __builtin_memcpy(w, &x, sizeof(T));                                         \
+    detail::copy_bytes(w, &x, sizeof(T));                                         \
     for (int k = 0; k < W; ++k) w[k] = call(m, w[k], arg, width);               \
     T r;                                                                        \
-    __builtin_memcpy(&r, w, sizeof(T));                                         \
+    detail::copy_bytes(&r, w, sizeof(T));                                         \
     return r;                                                                   \
   }
 INGOT_SHFL(shfl_idx, __shfl_sync)
@@ -87,9 +87,13 @@ INGOT_SHFL(shfl_up, __shfl_up_sync)
 INGOT_SHFL(shfl_xor, __shfl_xor_sync)
 #undef INGOT_SHFL
 template <class T> INGOT_FN T zero() {
-  T z;
-  __builtin_memset(&z, 0, sizeof(T));
-  return z;
+  union U {
+    T t;
+    unsigned char b[sizeof(T)];
+    INGOT_FN U() {}
+  } u;
+  for (unsigned int i = 0; i < sizeof(T); ++i) u.b[i] = 0;
+  return u.t;
 }
 // Reduction over the active lanes of each segment of `width` lanes (32: SIMD-group, 4: quad).
 template <class Op, class T> INGOT_FN T reduce(T x, int width) {

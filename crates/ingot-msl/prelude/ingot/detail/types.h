@@ -77,12 +77,20 @@ typedef ::ingot_size_t size_t;
 typedef decltype((int*)0 - (int*)0) ptrdiff_t;
 
 namespace detail {
+// Byte copy usable on both targets (NVRTC has no __builtin_memcpy).
+INGOT_FN void copy_bytes(void* dst, const void* src, ingot_size_t n) {
+#if defined(INGOT_TARGET_CUDA)
+  unsigned char* d = (unsigned char*)dst;
+  const unsigned char* s = (const unsigned char*)src;
+  for (ingot_size_t i = 0; i < n; ++i) d[i] = s[i];
+#else
+  __builtin_memcpy(dst, src, n);
+#endif
+}
 template <class To, class From>
-INGOT_FN To bitcast(const From& f) {
+INGOT_FN constexpr To bitcast(const From& f) {
   static_assert(sizeof(To) == sizeof(From), "as_type: sizes differ");
-  To t;
-  __builtin_memcpy(&t, &f, sizeof(To));
-  return t;
+  return __builtin_bit_cast(To, f);  // g++ >= 11, clang >= 9, NVRTC
 }
 
 // float <-> IEEE binary16, round to nearest even; NaN payload kept (quietened), inf, denormals.

@@ -1104,7 +1104,7 @@ impl<'a> Rewriter<'a> {
         if first_name == a {
             return Err(self.err_at(i, "expected a type in this threadgroup declaration"));
         }
-        let base = crate::syntax::join(self.src, self.toks, a..first_name);
+        let base = self.rewrite_text(&crate::syntax::join(self.src, self.toks, a..first_name));
         let mut out = Vec::new();
         for (pi, &(lo, hi)) in parts.iter().enumerate() {
             let name_tok = if pi == 0 {

@@ -57,7 +57,10 @@ static __device__ __forceinline__ bool ingot_ids_init(const ingot::launch& L, in
 /// Emits the wrapper of `e`, which calls `callee`; returns (symbol, code).
 pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String, String) {
     let symbol = e.name.clone();
-    let max = e.max_total_threads_per_threadgroup.unwrap_or(1024).clamp(1, 1024);
+    let max = e
+        .max_total_threads_per_threadgroup
+        .unwrap_or(1024)
+        .clamp(1, 1024);
     let mut sig = vec!["const ingot::launch L".to_string()];
     for p in e.abi_params() {
         let i = e

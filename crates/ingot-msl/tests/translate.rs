@@ -118,18 +118,19 @@ float f(constant float* p, constant float& r) { return (constant float*)p == &r;
 
 #[test]
 fn threadgroup_declarations_by_target() {
-    let src = "kernel void k(uint i [[thread_index_in_threadgroup]]) {\n  threadgroup float a[32], b;\n  threadgroup float* p = a;\n  threadgroup atomic_uint c;\n}\n";
+    let src = "kernel void k(uint i [[thread_index_in_threadgroup]]) {\n  threadgroup float a[32], b;\n  threadgroup float* p = a;\n  threadgroup atomic_uint c;\n  threadgroup float4 v[2];\n}\n";
     let cpu = tr(src, Target::Cpu);
     let u = user_part(&cpu);
     assert!(u.contains("float (&a)[32] = ingot::cpu::tg_var<float[32], 0>(); float& b = ingot::cpu::tg_var<float, 1>();"), "{u}");
     assert!(u.contains("  float* p = a;"));
     assert!(u.contains("atomic_uint& c = ingot::cpu::tg_var<atomic_uint, 2>();"));
+    assert!(u.contains("metal::float4 (&v)[2] = ingot::cpu::tg_var<metal::float4[2], 3>();"));
     let cuda = tr(src, Target::Cuda);
     let u = user_part(&cuda);
     assert!(u.contains("__shared__ float a[32], b;"));
     assert!(u.contains("__shared__ atomic_uint c;"));
     let e = &cuda.module.entry_points[0];
-    assert_eq!(e.features.static_threadgroup_decls, 2);
+    assert_eq!(e.features.static_threadgroup_decls, 3);
     assert!(e.features.needs_fibers());
 }
 

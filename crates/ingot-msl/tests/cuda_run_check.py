@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Run a few corpus kernels on an NVIDIA GPU and compare with NumPy references.
+
+This checks the CUDA prelude's semantics (active-lane SIMD-group functions in partial and
+divergent SIMD-groups, quads, half/bfloat, atomics) without the ingot runtime, following the
+wrapper ABI of ABI.md: kernel(const ingot::launch L, buffers..., bytes...).
+
+Usage:
+    INGOT_MSL_EMIT_CUDA=DIR cargo test -p ingot-msl --test corpus corpus_translates
+    python3 crates/ingot-msl/tests/cuda_run_check.py DIR
+Needs cupy (device memory) and cuda-python (NVRTC and the driver API).
+"""
+import ctypes
+import os
+import sys
+
+import numpy as np
+import cupy as cp
+
+try:
+    from cuda.bindings import driver as cu, nvrtc
+except ImportError:  # older cuda-python
+    from cuda import cuda as cu, nvrtc
+
+
+class Launch(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint32 * 3) for n in ("grid", "tg", "groups", "origin", "region", "block")] + [
+        ("exact", ctypes.c_uint32),
+        ("tgmem_offset", ctypes.c_uint32 * 8),
+        ("tgmem_size", ctypes.c_uint32 * 8),
+    ]
+
+
+def headers(include):
+    out = []
+    for root, _, files in os.walk(include):
+        for f in files:
+            p = os.path.join(root, f)
+            out.append((os.path.relpath(p, include).replace(os.sep, "/").encode(), open(p, "rb").read()))
+    return out
+
+
+def compile_cubin(path, hdrs):
+    src = open(path, "rb").read()
+    err, prog = nvrtc.nvrtcCreateProgram(src, os.path.basename(path).encode(), len(hdrs), [h[1] for h in hdrs], [h[0] for h in hdrs])
+    opts = [b"-std=c++17", b"-arch=sm_90", b"-default-device"]
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, n = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * n
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise RuntimeError(log.decode())
+    _, n = nvrtc.nvrtcGetCUBINSize(prog)
+    cubin = b" " * n
+    nvrtc.nvrtcGetCUBIN(prog, cubin)
+    return cubin
+
+
+class Kernel:
+    def __init__(self, folder, file, name, hdrs):
+        self.cubin = compile_cubin(os.path.join(folder, file), hdrs)
+        err, self.mod = cu.cuModuleLoadData(self.cubin)
+        assert err == cu.CUresult.CUDA_SUCCESS, err
+        err, self.fn = cu.cuModuleGetFunction(self.mod, name.encode())
+        assert err == cu.CUresult.CUDA_SUCCESS, err
+
+    def __call__(self, args, grid=None, groups=None, tg=(64, 1, 1), tgmem=()):
+        L = Launch()
+        tg = tuple(tg) + (1,) * (3 - len(tg))
+        if grid is not None:
+            grid = tuple(grid) + (1,) * (3 - len(grid))
+            ngroups = tuple((g + t - 1) // t for g, t in zip(grid, tg))
+            L.exact = 1
+        else:
+            ngroups = tuple(groups) + (1,) * (3 - len(groups))
+            grid = tuple(g * t for g, t in zip(ngroups, tg))
+        for d in range(3):
+            L.grid[d], L.tg[d], L.groups[d] = grid[d], tg[d], ngroups[d]
+            L.origin[d], L.region[d], L.block[d] = 0, ngroups[d], tg[d]
+        off = 0
+        for i, size in enumerate(tgmem):
+            L.tgmem_offset[i], L.tgmem_size[i] = off, size
+            off += size
+        holders = [L]
+        for a in args:
+            if isinstance(a, cp.ndarray):
+                holders.append(ctypes.c_uint64(a.data.ptr))
+            elif isinstance(a, np.generic):
+                holders.append(np.ctypeslib.as_ctypes(np.array(a)))
+            else:
+                raise TypeError(a)
+        ptrs = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
+        nblocks = ngroups[0] * ngroups[1] * ngroups[2]
+        nthreads = tg[0] * tg[1] * tg[2]
+        (err,) = cu.cuLaunchKernel(self.fn, nblocks, 1, 1, nthreads, 1, 1, off, 0, ctypes.addressof(ptrs), 0)
+        assert err == cu.CUresult.CUDA_SUCCESS, err
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def simd_groups(n_threads, tg):
+    """Yield (group_start, lanes) for each 32-lane SIMD-group of a 1-D dispatchThreads launch."""
+    for g0 in range(0, n_threads, tg):
+        real = min(tg, n_threads - g0)
+        for s0 in range(0, real, 32):
+            yield g0 + s0, min(32, real - s0)
+
+
+def main():
+    folder = sys.argv[1]
+    cp.zeros(1)  # the runtime makes the device's primary context current on this thread
+    cu.cuInit(0)
+    hdrs = headers(os.path.join(folder, "include"))
+    rng = np.random.default_rng(1)
+    results = []
+
+    def check(name, ok, detail=""):
+        results.append((name, ok))
+        print("%-28s %s %s" % (name, "PASS" if ok else "FAIL", detail))
+
+    # simd_reduce: partial last group (grid 80, tg 64 -> SIMD-groups of 32, 32, 16)
+    k = Kernel(folder, "simd_reduce.cu", "simd_reduce", hdrs)
+    n = 80
+    x = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    outs = [cp.full(n, np.nan, np.float32) for _ in range(4)]
+    k([cp.asarray(x)] + outs, grid=(n,), tg=(64,))
+    s, p, mn, mx = [o.get() for o in outs]
+    ok = True
+    for start, lanes in simd_groups(n, 64):
+        seg = x[start:start + lanes]
+        ok &= np.allclose(s[start:start + lanes], seg.sum(), rtol=1e-5)
+        ok &= np.allclose(p[start:start + lanes], np.prod(seg), rtol=1e-4)
+        ok &= np.all(mn[start:start + lanes] == seg.min()) and np.all(mx[start:start + lanes] == seg.max())
+    check("simd_reduce (partial)", ok)
+
+    # simd_divergent: lanes < limit form one active set, the others another
+    k = Kernel(folder, "simd_divergent.cu", "simd_divergent", hdrs)
+    n, limit = 128, 20
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    a, b, c = [cp.full(n, np.nan, np.float32) for _ in range(3)]
+    k([cp.asarray(x), a, b, c, np.uint32(limit)], groups=(2,), tg=(64,))
+    a, b, c = a.get(), b.get(), c.get()
+    ok = True
+    for s0 in range(0, n, 32):
+        seg = x[s0:s0 + 32]
+        for l in range(32):
+            i = s0 + l
+            if l < limit:
+                ok &= np.isclose(a[i], seg[:limit].sum(), rtol=1e-5)
+                ok &= b[i] == l
+                ok &= c[i] == (seg[l + 1] if l + 1 < limit else 0.0)
+            else:
+                ok &= a[i] == seg[limit:].max() and b[i] == -1 and c[i] == 0
+    check("simd_divergent", bool(ok))
+
+    # simd_prefix: grid 80, tg 96 -> SIMD-groups of 32, 32, 16
+    k = Kernel(folder, "simd_prefix.cu", "simd_prefix", hdrs)
+    n = 80
+    x = rng.uniform(0, 1, n).astype(np.float32)
+    y = rng.uniform(0.9, 1.1, n).astype(np.float32)
+    kk = rng.integers(0, 100, n).astype(np.uint32)
+    outs = [cp.full(n, np.nan, np.float32) for _ in range(4)] + [cp.zeros(n, np.uint32)]
+    k([cp.asarray(x), cp.asarray(y), cp.asarray(kk)] + outs, grid=(n,), tg=(96,))
+    inc, exc, pin, pex, iexc = [o.get() for o in outs]
+    ok = True
+    for start, lanes in simd_groups(n, 96):
+        sl = slice(start, start + lanes)
+        ok &= np.allclose(inc[sl], np.cumsum(x[sl]), rtol=1e-5)
+        ok &= np.allclose(exc[sl], np.concatenate([[0], np.cumsum(x[sl])[:-1]]), rtol=1e-5, atol=1e-6)
+        ok &= np.allclose(pin[sl], np.cumprod(y[sl]), rtol=1e-4)
+        ok &= np.allclose(pex[sl], np.concatenate([[1], np.cumprod(y[sl])[:-1]]), rtol=1e-4)
+        ok &= np.array_equal(iexc[sl], np.concatenate([[0], np.cumsum(kk[sl])[:-1]]).astype(np.uint32))
+    check("simd_prefix (partial)", bool(ok))
+
+    # simd_shuffles: full groups of 64
+    k = Kernel(folder, "simd_shuffles.cu", "simd_shuffles", hdrs)
+    n = 128
+    x = rng.uniform(0, 1, n).astype(np.float32)
+    r = cp.full(n * 8, np.nan, np.float32)
+    k([cp.asarray(x), r], groups=(2,), tg=(64,))
+    r = r.get().reshape(n, 8)
+    want = np.zeros((n, 8), np.float32)
+    for i in range(n):
+        l, b0 = i % 32, i - i % 32
+        want[i] = [x[b0 + (l * 5) % 32], x[i + 3] if l + 3 < 32 else x[i], x[i - 2] if l >= 2 else x[i],
+                   x[b0 + (l ^ 5)], x[b0 + 7], x[b0], x[b0 + (l + 1) % 32], l]
+    check("simd_shuffles", bool(np.array_equal(r, want)))
+
+    # simd_vote: grid 80, tg 64 (partial SIMD-group of 16)
+    k = Kernel(folder, "simd_vote.cu", "simd_vote_kernel", hdrs)
+    n = 80
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    outs = [cp.full(n, 7, np.uint32) for _ in range(5)]
+    k([cp.asarray(x)] + outs, grid=(n,), tg=(64,))
+    bal, al, an, fi, ma = [o.get() for o in outs]
+    ok = True
+    for start, lanes in simd_groups(n, 64):
+        p = x[start:start + lanes] > 0
+        bits = sum(1 << j for j in range(lanes) if p[j])
+        ok &= np.all(bal[start:start + lanes] == bits)
+        ok &= np.all(al[start:start + lanes] == int(p.all())) and np.all(an[start:start + lanes] == int(p.any()))
+        ok &= fi[start] == 1 and np.all(fi[start + 1:start + lanes] == 0)
+        ok &= np.all(ma[start:start + lanes] == (1 << lanes) - 1)
+    check("simd_vote (partial)", bool(ok))
+
+    # quad_ops
+    k = Kernel(folder, "quad_ops.cu", "quad_ops", hdrs)
+    n = 64
+    x = rng.uniform(0, 1, n).astype(np.float32)
+    o = cp.full(n * 5, np.nan, np.float32)
+    k([cp.asarray(x), o], groups=(2,), tg=(32,))
+    o = o.get().reshape(n, 5)
+    want = np.zeros((n, 5), np.float32)
+    for i in range(n):
+        q, b0 = i % 4, i - i % 4
+        want[i] = [x[b0:b0 + 4].sum(), x[b0 + 3 - q], x[b0 + (q ^ 1)], x[b0], x[b0:i + 1].sum()]
+    check("quad_ops", bool(np.allclose(o, want, rtol=1e-6)))
+
+    # half_scale and bfloat_ops
+    k = Kernel(folder, "half_scale.cu", "half_scale", hdrs)
+    n = 1000
+    xh = rng.uniform(-10, 10, n).astype(np.float16)
+    y = cp.zeros(n, np.float16)
+    z = cp.zeros(n, np.float32)
+    k([cp.asarray(xh), y, z, np.float32(0.37)], grid=(n,), tg=(128,))
+    f = xh.astype(np.float32) * np.float32(0.37)
+    ok = np.array_equal(z.get(), f) and np.array_equal(y.get(), (f.astype(np.float16) + np.float16(1.0)))
+    check("half_scale", bool(ok))
+
+    # histogram with device atomics
+    k = Kernel(folder, "histogram_device.cu", "histogram_device", hdrs)
+    n = 100000
+    data = rng.integers(0, 256, n).astype(np.uint8)
+    bins = cp.zeros(256, np.uint32)
+    k([cp.asarray(data), bins, np.uint32(n)], groups=((n + 255) // 256,), tg=(256,))
+    check("histogram_device", bool(np.array_equal(bins.get(), np.bincount(data, minlength=256))))
+
+    # block_scan (simd prefix + threadgroup memory + barriers)
+    k = Kernel(folder, "block_scan.cu", "block_scan", hdrs)
+    ng = 4
+    v = rng.integers(0, 10, ng * 256).astype(np.uint32)
+    out = cp.zeros(ng * 256, np.uint32)
+    tot = cp.zeros(ng, np.uint32)
+    k([cp.asarray(v), out, tot], groups=(ng,), tg=(256,))
+    want = np.concatenate([np.cumsum(v[g * 256:(g + 1) * 256]) for g in range(ng)]).astype(np.uint32)
+    check("block_scan", bool(np.array_equal(out.get(), want) and np.array_equal(tot.get(), v.reshape(ng, 256).sum(1))))
+
+    failed = sum(1 for _, ok in results if not ok)
+    print("%d of %d passed" % (len(results) - failed, len(results)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+// Reductions over axes. The host presents the problem as m rows of k elements: row r starts at
+// the offset given by the outer geometry (shape/st over the kept axes), its elements are kst
+// apart. An op `Op` (bound to the input type T) defines the accumulator A, its identity, how an
+// element enters it (load), how two combine (comb) and the result (out<O>).
+
+struct RGeom {
+  ulong m;          // rows (outputs)
+  ulong k;          // elements per row
+  long kst;         // stride between the elements of a row
+  long off;         // offset of the first element
+  uint ndim;        // kept axes of the outer geometry
+  uint vec;         // contiguous k (kst == 1) and 16-byte aligned: pack loads
+  ulong parts;      // two-pass reductions: partial results
+  ulong shape[8];
+  long st[8];
+};
+
+inline long row_offset(constant RGeom& g, ulong r) {
+  long o = g.off;
+  for (int d = int(g.ndim) - 1; d >= 0; --d) {
+    ulong c = r % g.shape[d];
+    r /= g.shape[d];
+    o += long(c) * g.st[d];
+  }
+  return o;
+}
+
+// Accumulators of sums and products (NumPy's: integers widen to 64 bits, half/bfloat add in float).
+template <class T> struct SumAcc { typedef T type; };
+template <> struct SumAcc<bool> { typedef long type; };
+template <> struct SumAcc<char> { typedef long type; };
+template <> struct SumAcc<short> { typedef long type; };
+template <> struct SumAcc<int> { typedef long type; };
+template <> struct SumAcc<uchar> { typedef ulong type; };
+template <> struct SumAcc<ushort> { typedef ulong type; };
+template <> struct SumAcc<uint> { typedef ulong type; };
+template <> struct SumAcc<half> { typedef float type; };
+template <> struct SumAcc<bfloat> { typedef float type; };
+
+// Comparison type of min/max: float for half/bfloat, the type itself otherwise.
+template <class T> struct CmpT { typedef T type; };
+template <> struct CmpT<half> { typedef float type; };
+template <> struct CmpT<bfloat> { typedef float type; };
+
+template <class A> struct Lim;
+template <> struct Lim<bool> { static bool lo() { return false; } static bool hi() { return true; } };
+template <> struct Lim<char> { static char lo() { return char(-128); } static char hi() { return char(127); } };
+template <> struct Lim<short> { static short lo() { return short(-32768); } static short hi() { return short(32767); } };
+template <> struct Lim<int> { static int lo() { return int(0x80000000u); } static int hi() { return 0x7fffffff; } };
+template <> struct Lim<long> { static long lo() { return long(0x8000000000000000ul); } static long hi() { return 0x7fffffffffffffffl; } };
+template <> struct Lim<uchar> { static uchar lo() { return uchar(0); } static uchar hi() { return uchar(255); } };
+template <> struct Lim<ushort> { static ushort lo() { return ushort(0); } static ushort hi() { return ushort(65535); } };
+template <> struct Lim<uint> { static uint lo() { return 0u; } static uint hi() { return 0xffffffffu; } };
+template <> struct Lim<ulong> { static ulong lo() { return 0ul; } static ulong hi() { return 0xfffffffffffffffful; } };
+template <> struct Lim<float> { static float lo() { return -INFINITY; } static float hi() { return INFINITY; } };
+#ifndef INGOT_NO_F64
+template <> struct Lim<double> { static double lo() { return -double(INFINITY); } static double hi() { return double(INFINITY); } };
+#endif
+
+template <int K> struct NanK { template <class A> static bool f(A a) { return false; } };
+template <> struct NanK<3> { template <class A> static bool f(A a) { return isnan(a); } };
+template <class A> inline bool is_nan(A a) { return NanK<Tr<A>::kind>::f(a); }
+
+template <class T> struct red_sum {
+  typedef typename SumAcc<T>::type A;
+  static A id() { return A(0); }
+  static A load(T x, ulong) { return cvt<A>(x); }
+  static A comb(A a, A b) { return Tr<A>::kind == 3 ? A(a + b) : wadd(a, b); }
+  template <class O> static O out(A a) { return cvt<O>(a); }
+};
+template <class T> struct red_prod {
+  typedef typename SumAcc<T>::type A;
+  static A id() { return A(1); }
+  static A load(T x, ulong) { return cvt<A>(x); }
+  static A comb(A a, A b) { return Tr<A>::kind == 3 ? A(a * b) : wmul(a, b); }
+  template <class O> static O out(A a) { return cvt<O>(a); }
+};
+template <class T> struct red_max {
+  typedef typename CmpT<T>::type A;
+  static A id() { return Lim<A>::lo(); }
+  static A load(T x, ulong) { return A(x); }
+  static A comb(A a, A b) { return (a >= b || is_nan(a)) ? a : b; }
+  template <class O> static O out(A a) { return O(a); }
+};
+template <class T> struct red_min {
+  typedef typename CmpT<T>::type A;
+  static A id() { return Lim<A>::hi(); }
+  static A load(T x, ulong) { return A(x); }
+  static A comb(A a, A b) { return (a <= b || is_nan(a)) ? a : b; }
+  template <class O> static O out(A a) { return O(a); }
+};
+template <class T> struct red_all {
+  typedef uint A;
+  static A id() { return 1u; }
+  static A load(T x, ulong) { return cvt<bool>(x) ? 1u : 0u; }
+  static A comb(A a, A b) { return a & b; }
+  template <class O> static O out(A a) { return O(a != 0u); }
+};
+template <class T> struct red_any {
+  typedef uint A;
+  static A id() { return 0u; }
+  static A load(T x, ulong) { return cvt<bool>(x) ? 1u : 0u; }
+  static A comb(A a, A b) { return a | b; }
+  template <class O> static O out(A a) { return O(a != 0u); }
+};
+
+// argmax/argmin: (value, index); NaN wins, then the extreme value, then the lower index.
+template <class C> struct ArgAcc { C v; long i; };
+template <class T, int MAX> struct red_arg {
+  typedef typename CmpT<T>::type C;
+  typedef ArgAcc<C> A;
+  static A id() { A a; a.v = C(0); a.i = -1; return a; }
+  static A load(T x, ulong k) { A a; a.v = C(x); a.i = long(k); return a; }
+  static A comb(A a, A b) {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    bool an = is_nan(a.v), bn = is_nan(b.v);
+    if (an || bn) {
+      if (an && bn) return a.i <= b.i ? a : b;
+      return an ? a : b;
+    }
+    bool b_better = MAX ? (b.v > a.v) : (b.v < a.v);
+    if (b_better || (b.v == a.v && b.i < a.i)) return b;
+    return a;
+  }
+  template <class O> static O out(A a) { return O(a.i); }
+};
+template <class T> struct red_argmax : red_arg<T, 1> {};
+template <class T> struct red_argmin : red_arg<T, 0> {};
+
+// Tree combine of one value per thread in threadgroup memory; thread 0 gets the result.
+template <class Op>
+inline typename Op::A group_combine(typename Op::A acc, threadgroup typename Op::A* sh, uint lid, uint nl) {
+  sh[lid] = acc;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint s = nl / 2u; s > 0u; s >>= 1) {
+    if (lid < s) sh[lid] = Op::comb(sh[lid], sh[lid + s]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  return sh[0];
+}
+
+// Accumulates elements [k0, k1) step `step` of the row at `base`.
+template <class Op, class T>
+inline typename Op::A row_accumulate(device const T* x, constant RGeom& g, long base, ulong k0, ulong step) {
+  typename Op::A acc = Op::id();
+  if (g.kst == 1) {
+    for (ulong k = k0; k < g.k; k += step) acc = Op::comb(acc, Op::load(x[base + long(k)], k));
+  } else {
+    for (ulong k = k0; k < g.k; k += step) acc = Op::comb(acc, Op::load(x[base + long(k) * g.kst], k));
+  }
+  return acc;
+}
+
+// One threadgroup per row (grid-stride over rows): long rows.
+template <class Op, class T, class O>
+kernel void reduce_rows(device const T* x [[buffer(0)]], device O* out [[buffer(1)]],
+                        constant RGeom& g [[buffer(2)]], uint lid [[thread_index_in_threadgroup]],
+                        uint nl [[threads_per_threadgroup]], uint gid [[threadgroup_position_in_grid]],
+                        uint ng [[threadgroups_per_grid]]) {
+  threadgroup typename Op::A sh[256];
+  for (ulong r = gid; r < g.m; r += ng) {
+    long base = row_offset(g, r);
+    typename Op::A acc = row_accumulate<Op, T>(x, g, base, lid, nl);
+    acc = group_combine<Op>(acc, sh, lid, nl);
+    if (lid == 0u) out[r] = Op::template out<O>(acc);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+}
+
+// One thread per row: short rows, or rows far apart.
+template <class Op, class T, class O>
+kernel void reduce_lines(device const T* x [[buffer(0)]], device O* out [[buffer(1)]],
+                         constant RGeom& g [[buffer(2)]], uint tid [[thread_position_in_grid]],
+                         uint nt [[threads_per_grid]]) {
+  for (ulong r = tid; r < g.m; r += nt) {
+    long base = row_offset(g, r);
+    out[r] = Op::template out<O>(row_accumulate<Op, T>(x, g, base, 0, 1));
+  }
+}
+
+// Columns: the kept axes are one contiguous axis of m columns (g.st[0] == 1), the reduced
+// elements of a column are kst apart. A group of 256 threads takes 32 columns, 8 threads per column.
+template <class Op, class T, class O>
+kernel void reduce_cols(device const T* x [[buffer(0)]], device O* out [[buffer(1)]],
+                        constant RGeom& g [[buffer(2)]], uint lid [[thread_index_in_threadgroup]],
+                        uint gid [[threadgroup_position_in_grid]], uint ng [[threadgroups_per_grid]]) {
+  threadgroup typename Op::A sh[256];
+  uint lane = lid & 31u, row = lid >> 5;
+  for (ulong c0 = ulong(gid) * 32ul; c0 < g.m; c0 += ulong(ng) * 32ul) {
+    ulong c = c0 + lane;
+    typename Op::A acc = Op::id();
+    if (c < g.m) {
+      device const T* p = x + g.off + long(c);
+      for (ulong k = row; k < g.k; k += 8ul) acc = Op::comb(acc, Op::load(p[long(k) * g.kst], k));
+    }
+    sh[lid] = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (row == 0u && c < g.m) {
+      for (uint j = 1u; j < 8u; ++j) acc = Op::comb(acc, sh[lane + 32u * j]);
+      out[c] = Op::template out<O>(acc);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+}
+
+// Whole-array reductions, pass 1: each group reduces a grid-stride share of the one row into
+// partial[group]. Contiguous aligned rows read 16-byte packs.
+template <class Op, class T>
+kernel void reduce_partial(device const T* x [[buffer(0)]], device typename Op::A* partial [[buffer(1)]],
+                           constant RGeom& g [[buffer(2)]], uint lid [[thread_index_in_threadgroup]],
+                           uint nl [[threads_per_threadgroup]], uint gid [[threadgroup_position_in_grid]],
+                           uint ng [[threadgroups_per_grid]]) {
+  threadgroup typename Op::A sh[256];
+  ulong tid = ulong(gid) * nl + lid, nt = ulong(ng) * nl;
+  typename Op::A acc = Op::id();
+  const int N = 16 / sizeof(T);
+  ulong done = 0;
+  if (g.vec && g.kst == 1) {
+    device const Pack<T, N>* xv = (device const Pack<T, N>*)(x + g.off);
+    ulong nv = g.k / N;
+    ulong j = tid;
+    typename Op::A acc1 = Op::id();
+    for (; j + nt < nv; j += 2ul * nt) {
+      Pack<T, N> a = xv[j], b = xv[j + nt];
+      for (int q = 0; q < N; ++q) {
+        acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
+        acc1 = Op::comb(acc1, Op::load(b.v[q], (j + nt) * N + q));
+      }
+    }
+    for (; j < nv; j += nt) {
+      Pack<T, N> a = xv[j];
+      for (int q = 0; q < N; ++q) acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
+    }
+    acc = Op::comb(acc, acc1);
+    done = nv * N;
+  }
+  for (ulong k = done + tid; k < g.k; k += nt) acc = Op::comb(acc, Op::load(x[g.off + long(k) * g.kst], k));
+  acc = group_combine<Op>(acc, sh, lid, nl);
+  if (lid == 0u) partial[gid] = acc;
+}
+
+// Pass 2: one group combines g.parts partials into out[0].
+template <class Op, class O>
+kernel void reduce_final(device const typename Op::A* partial [[buffer(0)]], device O* out [[buffer(1)]],
+                         constant RGeom& g [[buffer(2)]], uint lid [[thread_index_in_threadgroup]],
+                         uint nl [[threads_per_threadgroup]]) {
+  threadgroup typename Op::A sh[256];
+  typename Op::A acc = Op::id();
+  for (ulong p = lid; p < g.parts; p += nl) acc = Op::comb(acc, partial[p]);
+  acc = group_combine<Op>(acc, sh, lid, nl);
+  if (lid == 0u) out[0] = Op::template out<O>(acc);
+}

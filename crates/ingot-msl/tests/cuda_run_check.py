@@ -85,6 +85,8 @@ class Kernel:
         for a in args:
             if isinstance(a, cp.ndarray):
                 holders.append(ctypes.c_uint64(a.data.ptr))
+            elif isinstance(a, np.void):
+                holders.append(ctypes.create_string_buffer(a.tobytes(), len(a.tobytes())))
             elif isinstance(a, np.generic):
                 holders.append(np.ctypeslib.as_ctypes(np.array(a)))
             else:
@@ -243,6 +245,30 @@ def main():
     k([cp.asarray(v), out, tot], groups=(ng,), tg=(256,))
     want = np.concatenate([np.cumsum(v[g * 256:(g + 1) * 256]) for g in range(ng)]).astype(np.uint32)
     check("block_scan", bool(np.array_equal(out.get(), want) and np.array_equal(tot.get(), v.reshape(ng, 256).sum(1))))
+
+    # simdgroup_matrix GEMM and Apple's lane layout
+    k = Kernel(folder, "simdgroup_matmul.cu", "simdgroup_matmul", hdrs)
+    M, N, K = 16, 24, 32
+    A = rng.integers(-4, 5, (M, K)).astype(np.float32)
+    B = rng.integers(-4, 5, (K, N)).astype(np.float32)
+    C = cp.full(M * N, np.nan, np.float32)
+    lay = cp.full(64, np.nan, np.float32)
+    dims = np.array([M, N, K], np.uint32).view(np.dtype([("M", "<u4"), ("N", "<u4"), ("K", "<u4")]))[0]
+    k([cp.asarray(A), cp.asarray(B), C, lay, dims], groups=(N // 8, M // 8), tg=(32,))
+    want_lay = np.zeros(64, np.float32)
+    for l in range(32):
+        fm = (l >> 4 & 1) * 4 + (l >> 1 & 3)
+        fn = (l >> 3 & 1) * 4 + (l & 1) * 2
+        want_lay[2 * l:2 * l + 2] = A[fm, fn:fn + 2]
+    check("simdgroup_matmul", bool(np.array_equal(C.get().reshape(M, N), A @ B) and np.array_equal(lay.get(), want_lay)))
+
+    k = Kernel(folder, "simdgroup_matrix_tg.cu", "simdgroup_matrix_tg", hdrs)
+    X = rng.uniform(-1, 1, (8, 8)).astype(np.float16)
+    Y = rng.uniform(-1, 1, (8, 8)).astype(np.float16)
+    o = cp.full(64, np.nan, np.float32)
+    k([cp.asarray(X), cp.asarray(Y), o], groups=(1,), tg=(32,))
+    want = (X.astype(np.float32).T @ Y.astype(np.float32) + np.eye(8, dtype=np.float32)).T
+    check("simdgroup_matrix_tg", bool(np.allclose(o.get().reshape(8, 8), want, rtol=1e-5, atol=1e-5)))
 
     failed = sum(1 for _, ok in results if not ok)
     print("%d of %d passed" % (len(results) - failed, len(results)))

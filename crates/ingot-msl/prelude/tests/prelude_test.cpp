@@ -278,6 +278,46 @@ int main() {
       }
     }
   }
+  // ----- simdgroup_matrix: layout, load/store (plain and transposed), multiply-accumulate -----
+  {
+    ingot::launch L = {};
+    L.grid[0] = L.tg[0] = 32;
+    L.grid[1] = L.grid[2] = L.tg[1] = L.tg[2] = 1;
+    L.groups[0] = L.groups[1] = L.groups[2] = 1;
+    float A[8 * 16], B[8 * 8], C[64], CT[64], lay[64], D[64];
+    for (int i = 0; i < 8 * 16; ++i) A[i] = float((i * 7) % 13) - 6.0f;
+    for (int i = 0; i < 64; ++i) B[i] = float((i * 5) % 11) * 0.5f;
+    int rc = ingot::cpu::run_groups<ingot::cpu::Mode::Fibers>(&L, 0, 1, [&](const ingot::cpu::thread_ids& t) {
+      uint lane = t.thread_index_in_simdgroup;
+      simdgroup_float8x8 a, b, acc = make_filled_simdgroup_matrix<float, 8, 8>(1.0f), at;
+      simdgroup_load(a, A, 16, ulong2(8, 0));  // the right 8x8 half of an 8x16 matrix
+      simdgroup_load(b, B);
+      lay[lane * 2] = a.thread_elements()[0];
+      lay[lane * 2 + 1] = a.thread_elements()[1];
+      simdgroup_multiply_accumulate(acc, a, b, acc);
+      simdgroup_store(acc, C, 8);
+      simdgroup_load(at, A, 16, ulong2(8, 0), true);
+      simdgroup_store(at, CT, 8);
+      simdgroup_float8x8 id = simdgroup_float8x8(2.0f);
+      simdgroup_multiply(id, id, b);
+      simdgroup_store(id, D, 8, ulong2(0, 0), true);
+    });
+    CHECK(rc == 0);
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) {
+        float want = 1.0f;
+        for (int k = 0; k < 8; ++k) want += A[r * 16 + 8 + k] * B[k * 8 + c];
+        CHECK(C[r * 8 + c] == want);
+        CHECK(CT[r * 8 + c] == A[c * 16 + 8 + r]);
+        CHECK(D[r * 8 + c] == 2.0f * B[c * 8 + r]);
+      }
+    for (uint l = 0; l < 32; ++l) {
+      uint fm = ((l >> 4) & 1) * 4 + ((l >> 1) & 3), fn = ((l >> 3) & 1) * 4 + (l & 1) * 2;
+      uint qid = l / 4;  // MLX's formula for the same layout
+      CHECK(fm == (qid & 4) + ((l / 2) % 4) && fn == (qid & 2) * 2 + (l % 2) * 2);
+      CHECK(lay[l * 2] == A[fm * 16 + 8 + fn] && lay[l * 2 + 1] == A[fm * 16 + 8 + fn + 1]);
+    }
+  }
   printf("%s prelude_test failures=%d\n", failures ? "FAILED" : "OK", failures);
   return failures ? 1 : 0;
 }

@@ -421,6 +421,12 @@ __attribute__((always_inline)) inline lanes<T> simd_exchange(const T& v) {
   return r;
 }
 
+// The calling thread's lane in its SIMD-group (0 outside a fiber).
+inline uint32_t simd_lane() {
+  detail::sched_state& s = detail::g_sched;
+  return s.cur > 0 ? s.fibers[s.cur - 1].ids.thread_index_in_simdgroup : 0u;
+}
+
 // Static threadgroup variable number ID: one storage per group in flight (per OS thread).
 template <class T, int ID>
 inline T& tg_var() {

@@ -8,6 +8,8 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+pub mod metal;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -75,6 +77,9 @@ pub enum Storage {
     /// NVIDIA GPU memory from the device's pool.
     #[cfg(feature = "cuda")]
     Cuda(cuda::CudaMemory),
+    /// Apple GPU memory (shared with the host).
+    #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+    Metal(metal::MetalMemory),
 }
 
 /// A block of device memory with its size and whether it may be written.
@@ -120,6 +125,9 @@ impl Buffer {
     pub fn host_ptr(&self) -> Option<*mut u8> {
         match &self.storage {
             Storage::Cpu(m) => Some(m.as_ptr()),
+            // Shared storage: valid host memory once queued GPU work is synchronised.
+            #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+            Storage::Metal(m) => Some(m.contents()),
             #[allow(unreachable_patterns)]
             _ => None,
         }
@@ -166,6 +174,9 @@ pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
                 "{device}: this build of ingot has no CUDA backend"
             )))
         }
+        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+        Device::Metal(i) => metal::runtime(i)?,
+        #[cfg(not(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck))))]
         Device::Metal(_) => {
             return Err(Error::DeviceUnavailable(format!(
                 "{device}: this build of ingot has no Metal backend"
@@ -180,6 +191,8 @@ pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
 pub fn available_gpus() -> Vec<Device> {
     #[allow(unused_mut)]
     let mut out = Vec::new();
+    #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+    out.extend((0..metal::device_count()).map(Device::Metal));
     #[cfg(feature = "cuda")]
     out.extend((0..cuda::device_count()).map(Device::Cuda));
     out

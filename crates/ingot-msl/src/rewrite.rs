@@ -554,7 +554,7 @@ impl<'a> Rewriter<'a> {
             let text = match values.get(&c.name) {
                 Some(v) => format!(
                     "INGOT_PROGRAM_CONSTANT {} {} = {};",
-                    c.ty.replace("const ", ""),
+                    self.rewrite_text(&c.ty.replace("const ", "")),
                     c.name,
                     v
                 ),

@@ -178,6 +178,13 @@ kernel void k(device float* a [[buffer(0)]],
     let u = user_part(&t);
     assert!(u.contains("INGOT_PROGRAM_CONSTANT bool has_b = true;"));
     assert!(u.contains("INGOT_PROGRAM_CONSTANT int mode = 7;"));
+    let v = tr_with(
+        "constant float2 w [[function_constant(0)]];\nfloat f() { return w.x; }\n",
+        Target::Cuda,
+        &[("w", "1.5")],
+    )
+    .unwrap();
+    assert!(user_part(&v).contains("INGOT_PROGRAM_CONSTANT metal::float2 w = 1.5;"));
     assert!(u.contains("if (true) a[i] = b[i];"));
     let e = &t.module.entry_points[0];
     assert!(e.params[1].active);

@@ -175,6 +175,13 @@ int main() {
     CHECK(as_type<uint>(1.0f) == 0x3f800000u && as_type<half2>(0x3c003c00u).x == half(1.0f));
     CHECK(M_PI_F == 3.14159265358979f && fabs(erf(1.0f) - 0.8427008f) < 1e-6f);
     CHECK(all(isnan(float2(NAN, 1.0f)) == bool2(true, false)));
+    CHECK(max3(1.0f, 5.0f, 3.0f) == 5.0f && min3(4, 2, 9) == 2 && median3(1.0f, 5.0f, 3.0f) == 3.0f);
+    CHECK(atan2pi(1.0f, 1.0f) == 0.25f && acospi(-1.0f) == 1.0f);
+    CHECK(pack_float_to_unorm4x8(float4(0.0f, 1.0f, 0.5f, 2.0f)) == 0xff80ff00u);
+    CHECK(all(unpack_unorm4x8_to_float(0xff80ff00u) == float4(0.0f, 1.0f, 128.0f / 255.0f, 1.0f)));
+    CHECK(pack_float_to_snorm2x16(float2(-1.0f, 0.5f)) == (0x4000u << 16 | 0x8001u));
+    CHECK(all(unpack_snorm2x16_to_float(0x40008001u) == float2(-1.0f, 16384.0f / 32767.0f)));
+    static_assert(is_same_v<conditional_t<true, int, float>, int> && is_unsigned_v<uint>, "traits");
   }
   // ----- integers -----
   {

@@ -452,6 +452,22 @@ template <class T, int N> INGOT_FN vec<T, N> modf(const vec<T, N>& x, vec<T, N>&
   return r;
 }
 
+// ----- three-operand forms and pi-scaled inverse trigonometry -----
+template <class T, INGOT_SC(T)> INGOT_FN T max3(T x, INGOT_ND(T) y, INGOT_ND(T) z) { return max(max(x, y), z); }
+template <class T, INGOT_SC(T)> INGOT_FN T min3(T x, INGOT_ND(T) y, INGOT_ND(T) z) { return min(min(x, y), z); }
+template <class T, INGOT_SC(T)> INGOT_FN T median3(T x, INGOT_ND(T) y, INGOT_ND(T) z) {
+  return max(min(x, y), min(max(x, y), z));
+}
+template <class T, INGOT_FP(T)> INGOT_FN T fmax3(T x, INGOT_ND(T) y, INGOT_ND(T) z) { return fmax(fmax(x, y), z); }
+template <class T, INGOT_FP(T)> INGOT_FN T fmin3(T x, INGOT_ND(T) y, INGOT_ND(T) z) { return fmin(fmin(x, y), z); }
+template <class T, INGOT_FP(T)> INGOT_FN T fmedian3(T x, INGOT_ND(T) y, INGOT_ND(T) z) { return median3(x, y, z); }
+INGOT_VEC3(max3)
+INGOT_VEC3(min3)
+INGOT_VEC3(median3)
+INGOT_VEC3(fmax3)
+INGOT_VEC3(fmin3)
+INGOT_VEC3(fmedian3)
+
 // ----- relational -----
 INGOT_FN bool all(bool b) { return b; }
 INGOT_FN bool any(bool b) { return b; }
@@ -517,7 +533,13 @@ INGOT_FN vec<T, N> select(const vec<T, N>& a, const INGOT_ND(vec<T, N>) & b, boo
   using metal::ldexp;                                                                \
   using metal::frexp;                                                                \
   using metal::modf;                                                                 \
-  using metal::fdim;
+  using metal::fdim;                                                                 \
+  using metal::fmax3;                                                                \
+  using metal::fmin3;                                                                \
+  using metal::fmedian3;                                                             \
+  using metal::max3;                                                                 \
+  using metal::min3;                                                                 \
+  using metal::median3;
 
 namespace precise {
 INGOT_MATH_COMMON_NAMES
@@ -533,6 +555,16 @@ INGOT_MODE1(erfc, m_erfc) INGOT_MODE1(lgamma, m_lgamma) INGOT_MODE1(tgamma, m_tg
 INGOT_MODE1(sinpi, m_sinpi) INGOT_MODE1(cospi, m_cospi)
 INGOT_MODE2(pow, m_pow) INGOT_MODE2(powr, m_pow) INGOT_MODE2(atan2, m_atan2)
 INGOT_MODE2(hypot, m_hypot) INGOT_MODE2(divide, m_divide)
+template <class T, INGOT_FP(T)> INGOT_FN T asinpi(T x) { return T(INGOT_W(T)(asin(INGOT_W(T)(x))) * INGOT_W(T)(0.318309886183790671537767526745028724)); }
+template <class T, INGOT_FP(T)> INGOT_FN T acospi(T x) { return T(INGOT_W(T)(acos(INGOT_W(T)(x))) * INGOT_W(T)(0.318309886183790671537767526745028724)); }
+template <class T, INGOT_FP(T)> INGOT_FN T atanpi(T x) { return T(INGOT_W(T)(atan(INGOT_W(T)(x))) * INGOT_W(T)(0.318309886183790671537767526745028724)); }
+template <class T, INGOT_FP(T)> INGOT_FN T atan2pi(T y, INGOT_ND(T) x) {
+  return T(INGOT_W(T)(atan2(INGOT_W(T)(y), INGOT_W(T)(x))) * INGOT_W(T)(0.318309886183790671537767526745028724));
+}
+INGOT_VEC1(asinpi)
+INGOT_VEC1(acospi)
+INGOT_VEC1(atanpi)
+INGOT_VEC2(atan2pi)
 template <class T, INGOT_FP(T)> INGOT_FN T tanpi(T x) { return T(sinpi(INGOT_W(T)(x)) / cospi(INGOT_W(T)(x))); }
 INGOT_VEC1(tanpi)
 template <class T, INGOT_FP(T)> INGOT_FN T sincos(T x, T& c) { c = cos(x); return sin(x); }
@@ -549,7 +581,8 @@ using precise::cosh; using precise::asinh; using precise::acosh; using precise::
 using precise::exp2; using precise::expm1; using precise::log1p; using precise::sqrt;
 using precise::rsqrt; using precise::cbrt; using precise::erf; using precise::erfc;
 using precise::lgamma; using precise::tgamma; using precise::sinpi; using precise::cospi;
-using precise::tanpi; using precise::atan2; using precise::hypot;
+using precise::tanpi; using precise::atan2; using precise::hypot; using precise::asinpi;
+using precise::acospi; using precise::atanpi; using precise::atan2pi;
 INGOT_MODE1(sin, f_sin) INGOT_MODE1(cos, f_cos) INGOT_MODE1(tan, f_tan)
 INGOT_MODE1(tanh, f_tanh) INGOT_MODE1(exp, f_exp) INGOT_MODE1(exp10, f_exp10)
 INGOT_MODE1(log, f_log) INGOT_MODE1(log2, f_log2) INGOT_MODE1(log10, f_log10)
@@ -841,5 +874,52 @@ INGOT_FN vec<T, N> insert_bits(const vec<T, N>& b, const vec<T, N>& ins, unsigne
   for (int i = 0; i < N; ++i) r._v[i] = insert_bits(b._v[i], ins._v[i], offset, bits);
   return r;
 }
+
+// ----- metal_pack: normalized integer packing (round to nearest even, clamped) -----
+namespace detail {
+INGOT_FN unsigned int to_unorm(float v, float scale) {
+  v = v != v ? 0.0f : (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+  return (unsigned int)m_rint(v * scale);
+}
+INGOT_FN unsigned int to_snorm(float v, float scale, unsigned int mask) {
+  v = v != v ? 0.0f : (v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v));
+  return (unsigned int)(int)m_rint(v * scale) & mask;
+}
+INGOT_FN float from_snorm(int v, float scale) {
+  float f = (float)v / scale;
+  return f < -1.0f ? -1.0f : f;
+}
+}  // namespace detail
+INGOT_FN uint pack_float_to_unorm4x8(float4 v) {
+  return detail::to_unorm(v.x, 255.0f) | detail::to_unorm(v.y, 255.0f) << 8 |
+         detail::to_unorm(v.z, 255.0f) << 16 | detail::to_unorm(v.w, 255.0f) << 24;
+}
+INGOT_FN uint pack_float_to_snorm4x8(float4 v) {
+  return detail::to_snorm(v.x, 127.0f, 0xffu) | detail::to_snorm(v.y, 127.0f, 0xffu) << 8 |
+         detail::to_snorm(v.z, 127.0f, 0xffu) << 16 | detail::to_snorm(v.w, 127.0f, 0xffu) << 24;
+}
+INGOT_FN uint pack_float_to_unorm2x16(float2 v) {
+  return detail::to_unorm(v.x, 65535.0f) | detail::to_unorm(v.y, 65535.0f) << 16;
+}
+INGOT_FN uint pack_float_to_snorm2x16(float2 v) {
+  return detail::to_snorm(v.x, 32767.0f, 0xffffu) | detail::to_snorm(v.y, 32767.0f, 0xffffu) << 16;
+}
+INGOT_FN float4 unpack_unorm4x8_to_float(uint p) {
+  return float4(float(p & 0xffu), float(p >> 8 & 0xffu), float(p >> 16 & 0xffu), float(p >> 24)) / 255.0f;
+}
+INGOT_FN float4 unpack_snorm4x8_to_float(uint p) {
+  return float4(detail::from_snorm((signed char)(p & 0xffu), 127.0f), detail::from_snorm((signed char)(p >> 8 & 0xffu), 127.0f),
+                detail::from_snorm((signed char)(p >> 16 & 0xffu), 127.0f), detail::from_snorm((signed char)(p >> 24), 127.0f));
+}
+INGOT_FN float2 unpack_unorm2x16_to_float(uint p) {
+  return float2(float(p & 0xffffu), float(p >> 16)) / 65535.0f;
+}
+INGOT_FN float2 unpack_snorm2x16_to_float(uint p) {
+  return float2(detail::from_snorm((short)(p & 0xffffu), 32767.0f), detail::from_snorm((short)(p >> 16), 32767.0f));
+}
+INGOT_FN half4 unpack_unorm4x8_to_half(uint p) { return half4(unpack_unorm4x8_to_float(p)); }
+INGOT_FN half4 unpack_snorm4x8_to_half(uint p) { return half4(unpack_snorm4x8_to_float(p)); }
+INGOT_FN uint pack_half_to_unorm4x8(half4 v) { return pack_float_to_unorm4x8(float4(v)); }
+INGOT_FN uint pack_half_to_snorm4x8(half4 v) { return pack_float_to_snorm4x8(float4(v)); }
 
 }  // namespace metal

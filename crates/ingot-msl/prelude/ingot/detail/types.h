@@ -304,6 +304,11 @@ template <class T> struct is_unsigned {
 };
 template <class T> struct make_unsigned : ingot::tt::make_unsigned<T> {};
 template <class T> using make_unsigned_t = typename ingot::tt::make_unsigned<T>::type;
+template <bool B, class T, class F> struct conditional : ingot::tt::conditional<B, T, F> {};
+template <bool B, class T, class F> using conditional_t = typename ingot::tt::conditional<B, T, F>::type;
+template <class T> constexpr bool is_signed_v = ingot::tt::is_signed_int<T>::value ||
+                                                is_floating_point<T>::value;
+template <class T> constexpr bool is_unsigned_v = ingot::tt::is_integral<T>::value && !ingot::tt::is_signed_int<T>::value;
 template <class T, T v> struct integral_constant {
   static constexpr T value = v;
   typedef T value_type;
@@ -311,6 +316,7 @@ template <class T, T v> struct integral_constant {
 };
 typedef integral_constant<bool, true> true_type;
 typedef integral_constant<bool, false> false_type;
+template <bool B> using bool_constant = integral_constant<bool, B>;
 
 // "wide" type for computing: half/bfloat -> float, others unchanged.
 template <class T> struct wide { typedef T type; };

@@ -32,6 +32,10 @@ pub(crate) trait Elem:
     type SumAcc: Acc;
     /// The accumulator of `mean` (float64 for integers).
     type MeanAcc: Acc;
+    /// The result of `sum`/`prod` (int64/uint64 for integers and bool, the type itself for floats).
+    type SumOut: Elem;
+    /// The result of `mean`/`var`/`std` (float64 for integers and bool).
+    type MeanOut: Elem;
     /// The value as `f64`.
     fn to_f64(self) -> f64;
     /// The value as `i64` (integers wrap, floats as [`f64_to_i64`]).
@@ -94,6 +98,8 @@ macro_rules! int_elem {
             const DTYPE: DType = DType::$d;
             type SumAcc = $sum;
             type MeanAcc = f64;
+            type SumOut = $sum;
+            type MeanOut = f64;
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
@@ -143,6 +149,8 @@ impl Elem for B8 {
     const DTYPE: DType = DType::Bool;
     type SumAcc = i64;
     type MeanAcc = f64;
+    type SumOut = i64;
+    type MeanOut = f64;
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self.get() as u8 as f64
@@ -181,6 +189,8 @@ impl Elem for f32 {
     const DTYPE: DType = DType::Float32;
     type SumAcc = f32;
     type MeanAcc = f32;
+    type SumOut = f32;
+    type MeanOut = f32;
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self as f64
@@ -219,6 +229,8 @@ impl Elem for f64 {
     const DTYPE: DType = DType::Float64;
     type SumAcc = f64;
     type MeanAcc = f64;
+    type SumOut = f64;
+    type MeanOut = f64;
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self
@@ -267,6 +279,8 @@ macro_rules! half_elem {
             const DTYPE: DType = DType::$d;
             type SumAcc = f32;
             type MeanAcc = f32;
+            type SumOut = $t;
+            type MeanOut = $t;
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 <$t>::to_f64(self)

@@ -5,21 +5,18 @@
 mod arith;
 mod binary;
 mod cast;
-#[allow(dead_code)] // used by the kernels being added
+mod cumsum;
 pub(crate) mod element;
 mod fill;
-#[allow(dead_code, unused_imports)] // used by the kernels being added
 pub(crate) mod iter;
 mod math;
+mod matmul;
+mod reduce;
 mod unary;
 
 use crate::array::Array;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
-
-fn pending(what: &str) -> Error {
-    Error::Unsupported(format!("cpu {what} is being written"))
-}
 
 /// `out = op(x)` elementwise.
 pub(crate) fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
@@ -33,11 +30,13 @@ pub(crate) fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<
 pub(crate) fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
     binary::where_(c, x, y, out)
 }
-pub(crate) fn reduce(_op: ReduceOp, _x: &Array, _axes: &[usize], _out: &Array) -> Result<()> {
-    Err(pending("reduce"))
+/// Reduces `x` over the sorted `axes` into `out` (the shape of `x` with those axes set to 1).
+pub(crate) fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()> {
+    reduce::reduce(op, x, axes, out)
 }
-pub(crate) fn cumsum(_x: &Array, _axis: usize, _out: &Array) -> Result<()> {
-    Err(pending("cumsum"))
+/// Cumulative sum of `x` along `axis` into `out` (same shape and dtype).
+pub(crate) fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
+    cumsum::cumsum(x, axis, out)
 }
 /// Writes `src` (broadcast to `dst`'s shape) into `dst` with NumPy's `astype` conversions.
 pub(crate) fn copy_cast(src: &Array, dst: &Array) -> Result<()> {
@@ -47,6 +46,7 @@ pub(crate) fn copy_cast(src: &Array, dst: &Array) -> Result<()> {
 pub(crate) fn affine_fill(out: &Array, start: f64, step: f64) -> Result<()> {
     fill::affine_fill(out, start, step)
 }
-pub(crate) fn matmul(_a: &Array, _b: &Array, _out: &Array) -> Result<()> {
-    Err(pending("matmul"))
+/// Batched `out = a @ b` (`[..., m, k] @ [..., k, n]`, batch axes already broadcast).
+pub(crate) fn matmul(a: &Array, b: &Array, out: &Array) -> Result<()> {
+    matmul::matmul(a, b, out)
 }

@@ -162,6 +162,11 @@ impl<'a> Lexer<'a> {
             let col = self.col_of(start);
             match c {
                 b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c => self.bump(),
+                // A UTF-8 byte-order mark at the start of the file is whitespace.
+                0xef if start == 0 && self.src.starts_with('\u{feff}') => {
+                    self.pos = 3;
+                    self.line_start = 3;
+                }
                 b'/' if self.peek(1) == b'/' => {
                     while self.pos < self.bytes.len() && self.peek(0) != b'\n' {
                         if self.peek(0) == b'\\' && self.peek(1) == b'\n' {
@@ -485,6 +490,14 @@ mod tests {
         assert!(texts.contains(&"->"));
         assert!(texts.contains(&"::"));
         assert_eq!(texts.iter().filter(|t| **t == ">").count(), 4);
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let src = "\u{feff}kernel void f();";
+        let toks = lex(src, "t", false).unwrap();
+        assert_eq!(toks[0].text(src), "kernel");
+        assert_eq!((toks[0].line, toks[0].col), (1, 1));
     }
 
     #[test]

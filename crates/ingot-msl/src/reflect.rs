@@ -280,6 +280,8 @@ pub fn reflect(source: &str) -> Result<Module> {
 
 /// Reflects `source`, naming `file` in errors.
 pub fn reflect_named(source: &str, file: &str) -> Result<Module> {
+    // A byte-order mark would end up mid-file after the header.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let expanded = crate::preprocess::preprocess(source, file)?;
     let source: &str = &expanded;
     let toks = significant(&lex(source, file, false)?);

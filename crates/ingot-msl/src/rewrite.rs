@@ -200,6 +200,8 @@ pub(crate) fn is_vector_type_name(s: &str) -> bool {
 /// Translates `source` for `opts.target`.
 pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     let file = opts.file_name.as_str();
+    // A byte-order mark would end up mid-file after the header.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let expanded = crate::preprocess::preprocess(source, file)?;
     let source: &str = &expanded;
     let toks = significant(&lex(source, file, false)?);

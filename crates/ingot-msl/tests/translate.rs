@@ -405,3 +405,13 @@ fn cuda_user_functions_are_device_functions() {
     assert!(u.contains("INGOT_FN void ingot_kernel_k("));
     assert!(!tr(src, Target::Cpu).text.contains("__device__"));
 }
+
+#[test]
+fn byte_order_mark_and_crlf() {
+    let src = "\u{feff}#include <metal_stdlib>\r\nusing namespace metal;\r\nkernel void k(device float* a,\r\n  uint i [[thread_position_in_grid]]) { a[i] = 1.0; }\r\n";
+    let t = tr(src, Target::Cpu);
+    assert!(!t.text.contains('\u{feff}'));
+    assert_eq!(t.module.entry_points[0].line, 3);
+    assert!(t.text.contains("#line 3 \"kernel.metal\""));
+    assert!(t.text.contains("a[i] = 1.0f;"));
+}

@@ -5,7 +5,8 @@
 //!
 //! `INGOT_MSL_EMIT_CUDA=DIR cargo test -p ingot-msl --test corpus` also writes every CUDA
 //! translation (`DIR/<kernel>[__<variant>].cu`) and the CUDA prelude (`DIR/include/...`) for
-//! `nvrtc_check.py`.
+//! `nvrtc_check.py`; `INGOT_MSL_EMIT_CPU=DIR` writes the CPU translations (`.cpp`) and prelude
+//! for `cuda_run_check.py --cpu`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -187,6 +188,18 @@ fn corpus_translates_for_cuda_and_cpu() {
     for c in &cpu {
         assert!(c.text.contains("INGOT_TARGET_CPU"), "{}", c.name);
         assert!(c.text.contains("ingot_cpu_"), "{}: no CPU entry", c.name);
+    }
+    if let Ok(dir) = std::env::var("INGOT_MSL_EMIT_CPU") {
+        let dir = PathBuf::from(dir);
+        write_prelude(&dir.join("include"), Target::Cpu);
+        for c in &cpu {
+            std::fs::write(dir.join(format!("{}.cpp", c.name)), &c.text).unwrap();
+        }
+        eprintln!(
+            "wrote {} CPU translations and the prelude to {}",
+            cpu.len(),
+            dir.display()
+        );
     }
     if let Ok(dir) = std::env::var("INGOT_MSL_EMIT_CUDA") {
         let dir = PathBuf::from(dir);

@@ -1,26 +1,40 @@
 #!/usr/bin/env python3
-"""Run a few corpus kernels on an NVIDIA GPU and compare with NumPy references.
+"""Run a few corpus kernels on an NVIDIA GPU (or on the CPU) and compare with NumPy references.
 
-This checks the CUDA prelude's semantics (active-lane SIMD-group functions in partial and
-divergent SIMD-groups, quads, half/bfloat, atomics) without the ingot runtime, following the
-wrapper ABI of ABI.md: kernel(const ingot::launch L, buffers..., bytes...).
+This checks the preludes' semantics (active-lane SIMD-group functions in partial and divergent
+SIMD-groups, quads, half, atomics, simdgroup_matrix) without the ingot runtime, following the
+wrapper ABI of ABI.md: CUDA kernel(const ingot::launch L, buffers..., bytes...), CPU
+ingot_cpu_<name>(const ingot::launch*, void* const* args, group_begin, group_end).
 
 Usage:
     INGOT_MSL_EMIT_CUDA=DIR cargo test -p ingot-msl --test corpus corpus_translates
-    python3 crates/ingot-msl/tests/cuda_run_check.py DIR
-Needs cupy (device memory) and cuda-python (NVRTC and the driver API).
+    python3 crates/ingot-msl/tests/cuda_run_check.py DIR           # GPU: needs cupy, cuda-python
+    INGOT_MSL_EMIT_CPU=DIR cargo test -p ingot-msl --test corpus corpus_translates
+    python3 crates/ingot-msl/tests/cuda_run_check.py DIR --cpu     # CPU: needs numpy and g++
 """
 import ctypes
 import os
 import sys
 
-import numpy as np
-import cupy as cp
+import subprocess
 
-try:
-    from cuda.bindings import driver as cu, nvrtc
-except ImportError:  # older cuda-python
-    from cuda import cuda as cu, nvrtc
+import numpy as np
+
+CPU = "--cpu" in sys.argv
+if CPU:
+    xp = np
+else:
+    import cupy as cp
+
+    xp = cp
+    try:
+        from cuda.bindings import driver as cu, nvrtc
+    except ImportError:  # older cuda-python
+        from cuda import cuda as cu, nvrtc
+
+
+def host(a):
+    return a if CPU else a.get()
 
 
 class Launch(ctypes.Structure):
@@ -65,38 +79,77 @@ class Kernel:
         assert err == cu.CUresult.CUDA_SUCCESS, err
 
     def __call__(self, args, grid=None, groups=None, tg=(64, 1, 1), tgmem=()):
-        L = Launch()
-        tg = tuple(tg) + (1,) * (3 - len(tg))
-        if grid is not None:
-            grid = tuple(grid) + (1,) * (3 - len(grid))
-            ngroups = tuple((g + t - 1) // t for g, t in zip(grid, tg))
-            L.exact = 1
-        else:
-            ngroups = tuple(groups) + (1,) * (3 - len(groups))
-            grid = tuple(g * t for g, t in zip(ngroups, tg))
-        for d in range(3):
-            L.grid[d], L.tg[d], L.groups[d] = grid[d], tg[d], ngroups[d]
-            L.origin[d], L.region[d], L.block[d] = 0, ngroups[d], tg[d]
-        off = 0
-        for i, size in enumerate(tgmem):
-            L.tgmem_offset[i], L.tgmem_size[i] = off, size
-            off += size
+        L, ngroups, tg, off = make_launch(grid, groups, tg, tgmem)
         holders = [L]
         for a in args:
             if isinstance(a, cp.ndarray):
                 holders.append(ctypes.c_uint64(a.data.ptr))
-            elif isinstance(a, np.void):
-                holders.append(ctypes.create_string_buffer(a.tobytes(), len(a.tobytes())))
-            elif isinstance(a, np.generic):
-                holders.append(np.ctypeslib.as_ctypes(np.array(a)))
             else:
-                raise TypeError(a)
+                holders.append(scalar_holder(a))
         ptrs = (ctypes.c_void_p * len(holders))(*[ctypes.addressof(h) for h in holders])
         nblocks = ngroups[0] * ngroups[1] * ngroups[2]
         nthreads = tg[0] * tg[1] * tg[2]
         (err,) = cu.cuLaunchKernel(self.fn, nblocks, 1, 1, nthreads, 1, 1, off, 0, ctypes.addressof(ptrs), 0)
         assert err == cu.CUresult.CUDA_SUCCESS, err
         cp.cuda.runtime.deviceSynchronize()
+
+
+def scalar_holder(a):
+    if isinstance(a, np.void):
+        return ctypes.create_string_buffer(a.tobytes(), len(a.tobytes()))
+    if isinstance(a, np.generic):
+        return np.ctypeslib.as_ctypes(np.array(a))
+    raise TypeError(a)
+
+
+def make_launch(grid, groups, tg, tgmem):
+    L = Launch()
+    tg = tuple(tg) + (1,) * (3 - len(tg))
+    if grid is not None:
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        ngroups = tuple((g + t - 1) // t for g, t in zip(grid, tg))
+        L.exact = 1
+    else:
+        ngroups = tuple(groups) + (1,) * (3 - len(groups))
+        grid = tuple(g * t for g, t in zip(ngroups, tg))
+    for d in range(3):
+        L.grid[d], L.tg[d], L.groups[d] = grid[d], tg[d], ngroups[d]
+        L.origin[d], L.region[d], L.block[d] = 0, ngroups[d], tg[d]
+    off = 0
+    for i, size in enumerate(tgmem):
+        L.tgmem_offset[i], L.tgmem_size[i] = off, size
+        off += size
+    return L, ngroups, tg, off
+
+
+class CpuKernel:
+    """A CPU translation compiled with g++ into a shared object and called through ctypes."""
+
+    def __init__(self, folder, file, name, hdrs):
+        src = os.path.join(folder, file.replace(".cu", ".cpp"))
+        so = src + ".so"
+        cmd = ["g++", "-std=c++17", "-O2", "-fPIC", "-shared", "-I", os.path.join(folder, "include"), src, "-o", so]
+        subprocess.run(cmd, check=True)
+        self.lib = ctypes.CDLL(so)
+        self.fn = getattr(self.lib, "ingot_cpu_" + name)
+        self.fn.restype = ctypes.c_int
+        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+        self.lib.ingot_cpu_last_error.restype = ctypes.c_char_p
+
+    def __call__(self, args, grid=None, groups=None, tg=(64, 1, 1), tgmem=()):
+        L, ngroups, tg, off = make_launch(grid, groups, tg, tgmem)
+        holders = []
+        ptrs = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                ptrs.append(a.ctypes.data)
+            else:
+                h = scalar_holder(a)
+                holders.append(h)
+                ptrs.append(ctypes.addressof(h))
+        arr = (ctypes.c_void_p * max(1, len(ptrs)))(*ptrs)
+        rc = self.fn(ctypes.addressof(L), ctypes.addressof(arr), 0, ngroups[0] * ngroups[1] * ngroups[2])
+        assert rc == 0, self.lib.ingot_cpu_last_error()
 
 
 def simd_groups(n_threads, tg):
@@ -108,10 +161,14 @@ def simd_groups(n_threads, tg):
 
 
 def main():
+    global Kernel
     folder = sys.argv[1]
-    cp.zeros(1)  # the runtime makes the device's primary context current on this thread
-    cu.cuInit(0)
-    hdrs = headers(os.path.join(folder, "include"))
+    if CPU:
+        Kernel = CpuKernel
+    else:
+        xp.zeros(1)  # the runtime makes the device's primary context current on this thread
+        cu.cuInit(0)
+    hdrs = [] if CPU else headers(os.path.join(folder, "include"))
     rng = np.random.default_rng(1)
     results = []
 
@@ -123,9 +180,9 @@ def main():
     k = Kernel(folder, "simd_reduce.cu", "simd_reduce", hdrs)
     n = 80
     x = rng.uniform(0.5, 1.5, n).astype(np.float32)
-    outs = [cp.full(n, np.nan, np.float32) for _ in range(4)]
-    k([cp.asarray(x)] + outs, grid=(n,), tg=(64,))
-    s, p, mn, mx = [o.get() for o in outs]
+    outs = [xp.full(n, np.nan, np.float32) for _ in range(4)]
+    k([xp.asarray(x)] + outs, grid=(n,), tg=(64,))
+    s, p, mn, mx = [host(o) for o in outs]
     ok = True
     for start, lanes in simd_groups(n, 64):
         seg = x[start:start + lanes]
@@ -138,9 +195,9 @@ def main():
     k = Kernel(folder, "simd_divergent.cu", "simd_divergent", hdrs)
     n, limit = 128, 20
     x = rng.uniform(-1, 1, n).astype(np.float32)
-    a, b, c = [cp.full(n, np.nan, np.float32) for _ in range(3)]
-    k([cp.asarray(x), a, b, c, np.uint32(limit)], groups=(2,), tg=(64,))
-    a, b, c = a.get(), b.get(), c.get()
+    a, b, c = [xp.full(n, np.nan, np.float32) for _ in range(3)]
+    k([xp.asarray(x), a, b, c, np.uint32(limit)], groups=(2,), tg=(64,))
+    a, b, c = host(a), host(b), host(c)
     ok = True
     for s0 in range(0, n, 32):
         seg = x[s0:s0 + 32]
@@ -160,9 +217,9 @@ def main():
     x = rng.uniform(0, 1, n).astype(np.float32)
     y = rng.uniform(0.9, 1.1, n).astype(np.float32)
     kk = rng.integers(0, 100, n).astype(np.uint32)
-    outs = [cp.full(n, np.nan, np.float32) for _ in range(4)] + [cp.zeros(n, np.uint32)]
-    k([cp.asarray(x), cp.asarray(y), cp.asarray(kk)] + outs, grid=(n,), tg=(96,))
-    inc, exc, pin, pex, iexc = [o.get() for o in outs]
+    outs = [xp.full(n, np.nan, np.float32) for _ in range(4)] + [xp.zeros(n, np.uint32)]
+    k([xp.asarray(x), xp.asarray(y), xp.asarray(kk)] + outs, grid=(n,), tg=(96,))
+    inc, exc, pin, pex, iexc = [host(o) for o in outs]
     ok = True
     for start, lanes in simd_groups(n, 96):
         sl = slice(start, start + lanes)
@@ -177,9 +234,9 @@ def main():
     k = Kernel(folder, "simd_shuffles.cu", "simd_shuffles", hdrs)
     n = 128
     x = rng.uniform(0, 1, n).astype(np.float32)
-    r = cp.full(n * 8, np.nan, np.float32)
-    k([cp.asarray(x), r], groups=(2,), tg=(64,))
-    r = r.get().reshape(n, 8)
+    r = xp.full(n * 8, np.nan, np.float32)
+    k([xp.asarray(x), r], groups=(2,), tg=(64,))
+    r = host(r).reshape(n, 8)
     want = np.zeros((n, 8), np.float32)
     for i in range(n):
         l, b0 = i % 32, i - i % 32
@@ -191,9 +248,9 @@ def main():
     k = Kernel(folder, "simd_vote.cu", "simd_vote_kernel", hdrs)
     n = 80
     x = rng.uniform(-1, 1, n).astype(np.float32)
-    outs = [cp.full(n, 7, np.uint32) for _ in range(5)]
-    k([cp.asarray(x)] + outs, grid=(n,), tg=(64,))
-    bal, al, an, fi, ma = [o.get() for o in outs]
+    outs = [xp.full(n, 7, np.uint32) for _ in range(5)]
+    k([xp.asarray(x)] + outs, grid=(n,), tg=(64,))
+    bal, al, an, fi, ma = [host(o) for o in outs]
     ok = True
     for start, lanes in simd_groups(n, 64):
         p = x[start:start + lanes] > 0
@@ -208,9 +265,9 @@ def main():
     k = Kernel(folder, "quad_ops.cu", "quad_ops", hdrs)
     n = 64
     x = rng.uniform(0, 1, n).astype(np.float32)
-    o = cp.full(n * 5, np.nan, np.float32)
-    k([cp.asarray(x), o], groups=(2,), tg=(32,))
-    o = o.get().reshape(n, 5)
+    o = xp.full(n * 5, np.nan, np.float32)
+    k([xp.asarray(x), o], groups=(2,), tg=(32,))
+    o = host(o).reshape(n, 5)
     want = np.zeros((n, 5), np.float32)
     for i in range(n):
         q, b0 = i % 4, i - i % 4
@@ -221,54 +278,54 @@ def main():
     k = Kernel(folder, "half_scale.cu", "half_scale", hdrs)
     n = 1000
     xh = rng.uniform(-10, 10, n).astype(np.float16)
-    y = cp.zeros(n, np.float16)
-    z = cp.zeros(n, np.float32)
-    k([cp.asarray(xh), y, z, np.float32(0.37)], grid=(n,), tg=(128,))
+    y = xp.zeros(n, np.float16)
+    z = xp.zeros(n, np.float32)
+    k([xp.asarray(xh), y, z, np.float32(0.37)], grid=(n,), tg=(128,))
     f = xh.astype(np.float32) * np.float32(0.37)
-    ok = np.array_equal(z.get(), f) and np.array_equal(y.get(), (f.astype(np.float16) + np.float16(1.0)))
+    ok = np.array_equal(host(z), f) and np.array_equal(host(y), (f.astype(np.float16) + np.float16(1.0)))
     check("half_scale", bool(ok))
 
     # histogram with device atomics
     k = Kernel(folder, "histogram_device.cu", "histogram_device", hdrs)
     n = 100000
     data = rng.integers(0, 256, n).astype(np.uint8)
-    bins = cp.zeros(256, np.uint32)
-    k([cp.asarray(data), bins, np.uint32(n)], groups=((n + 255) // 256,), tg=(256,))
-    check("histogram_device", bool(np.array_equal(bins.get(), np.bincount(data, minlength=256))))
+    bins = xp.zeros(256, np.uint32)
+    k([xp.asarray(data), bins, np.uint32(n)], groups=((n + 255) // 256,), tg=(256,))
+    check("histogram_device", bool(np.array_equal(host(bins), np.bincount(data, minlength=256))))
 
     # block_scan (simd prefix + threadgroup memory + barriers)
     k = Kernel(folder, "block_scan.cu", "block_scan", hdrs)
     ng = 4
     v = rng.integers(0, 10, ng * 256).astype(np.uint32)
-    out = cp.zeros(ng * 256, np.uint32)
-    tot = cp.zeros(ng, np.uint32)
-    k([cp.asarray(v), out, tot], groups=(ng,), tg=(256,))
+    out = xp.zeros(ng * 256, np.uint32)
+    tot = xp.zeros(ng, np.uint32)
+    k([xp.asarray(v), out, tot], groups=(ng,), tg=(256,))
     want = np.concatenate([np.cumsum(v[g * 256:(g + 1) * 256]) for g in range(ng)]).astype(np.uint32)
-    check("block_scan", bool(np.array_equal(out.get(), want) and np.array_equal(tot.get(), v.reshape(ng, 256).sum(1))))
+    check("block_scan", bool(np.array_equal(host(out), want) and np.array_equal(host(tot), v.reshape(ng, 256).sum(1))))
 
     # simdgroup_matrix GEMM and Apple's lane layout
     k = Kernel(folder, "simdgroup_matmul.cu", "simdgroup_matmul", hdrs)
     M, N, K = 16, 24, 32
     A = rng.integers(-4, 5, (M, K)).astype(np.float32)
     B = rng.integers(-4, 5, (K, N)).astype(np.float32)
-    C = cp.full(M * N, np.nan, np.float32)
-    lay = cp.full(64, np.nan, np.float32)
+    C = xp.full(M * N, np.nan, np.float32)
+    lay = xp.full(64, np.nan, np.float32)
     dims = np.array([M, N, K], np.uint32).view(np.dtype([("M", "<u4"), ("N", "<u4"), ("K", "<u4")]))[0]
-    k([cp.asarray(A), cp.asarray(B), C, lay, dims], groups=(N // 8, M // 8), tg=(32,))
+    k([xp.asarray(A), xp.asarray(B), C, lay, dims], groups=(N // 8, M // 8), tg=(32,))
     want_lay = np.zeros(64, np.float32)
     for l in range(32):
         fm = (l >> 4 & 1) * 4 + (l >> 1 & 3)
         fn = (l >> 3 & 1) * 4 + (l & 1) * 2
         want_lay[2 * l:2 * l + 2] = A[fm, fn:fn + 2]
-    check("simdgroup_matmul", bool(np.array_equal(C.get().reshape(M, N), A @ B) and np.array_equal(lay.get(), want_lay)))
+    check("simdgroup_matmul", bool(np.array_equal(host(C).reshape(M, N), A @ B) and np.array_equal(host(lay), want_lay)))
 
     k = Kernel(folder, "simdgroup_matrix_tg.cu", "simdgroup_matrix_tg", hdrs)
     X = rng.uniform(-1, 1, (8, 8)).astype(np.float16)
     Y = rng.uniform(-1, 1, (8, 8)).astype(np.float16)
-    o = cp.full(64, np.nan, np.float32)
-    k([cp.asarray(X), cp.asarray(Y), o], groups=(1,), tg=(32,))
+    o = xp.full(64, np.nan, np.float32)
+    k([xp.asarray(X), xp.asarray(Y), o], groups=(1,), tg=(32,))
     want = (X.astype(np.float32).T @ Y.astype(np.float32) + np.eye(8, dtype=np.float32)).T
-    check("simdgroup_matrix_tg", bool(np.allclose(o.get().reshape(8, 8), want, rtol=1e-5, atol=1e-5)))
+    check("simdgroup_matrix_tg", bool(np.allclose(host(o).reshape(8, 8), want, rtol=1e-5, atol=1e-5)))
 
     failed = sum(1 for _, ok in results if not ok)
     print("%d of %d passed" % (len(results) - failed, len(results)))

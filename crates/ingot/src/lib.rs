@@ -16,6 +16,7 @@ pub mod cache;
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod kernel;
 pub mod layout;
 pub mod ops;
 pub mod runtime;

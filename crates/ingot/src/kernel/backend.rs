@@ -1,0 +1,188 @@
+//! The contract between the device-independent kernel API and a device's kernel engine.
+//!
+//! A backend (the CPU engine here; the CUDA and Metal runtimes later) implements
+//! [`KernelBackend`] once. Everything above it — reflection, argument validation, dispatch
+//! sizes — is done by [`crate::kernel`] before the backend sees a launch, so a backend only
+//! compiles source and runs already-checked launches.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::device::Device;
+use crate::dtype::Scalar;
+use crate::error::Result;
+use crate::runtime::Buffer;
+
+/// Floating-point semantics of a compiled library.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MathMode {
+    /// IEEE semantics: no contraction into FMA, no reassociation (the default on every backend).
+    #[default]
+    Precise,
+    /// The compiler's fast-math mode (Metal's default; `-ffast-math` on the CPU).
+    Fast,
+}
+
+impl MathMode {
+    /// Parses `"precise"` or `"fast"`.
+    pub fn parse(s: &str) -> Result<MathMode> {
+        match s {
+            "precise" => Ok(MathMode::Precise),
+            "fast" => Ok(MathMode::Fast),
+            _ => Err(crate::Error::Value(format!(
+                "math_mode must be 'precise' or 'fast', got {s:?}"
+            ))),
+        }
+    }
+
+    /// `"precise"` or `"fast"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathMode::Precise => "precise",
+            MathMode::Fast => "fast",
+        }
+    }
+}
+
+/// Everything a backend needs to compile a library.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Function-constant values keyed by the constant's name or by its index as decimal text.
+    pub constants: BTreeMap<String, Scalar>,
+    /// Precise (default) or fast math.
+    pub math_mode: MathMode,
+    /// Extra directories searched by `#include "..."` in the user's source.
+    pub include_dirs: Vec<std::path::PathBuf>,
+    /// The file name errors refer to (`<source>` when empty).
+    pub file_name: String,
+}
+
+impl CompileOptions {
+    /// The file name for messages and `#line` directives.
+    pub fn file(&self) -> &str {
+        if self.file_name.is_empty() {
+            "<source>"
+        } else {
+            &self.file_name
+        }
+    }
+}
+
+/// The launch block passed to every kernel (C++ `ingot::launch` of `ingot-msl/ABI.md`).
+///
+/// The layout is part of the ABI: 35 `u32`s, in this order.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchParams {
+    /// `threads_per_grid` (for a dispatch in groups: groups * threadgroup size).
+    pub grid: [u32; 3],
+    /// `dispatch_threads_per_threadgroup`: the nominal threadgroup size.
+    pub tg: [u32; 3],
+    /// `threadgroups_per_grid`.
+    pub groups: [u32; 3],
+    /// Group coordinate of this region's first group (CUDA regions; 0 on the CPU).
+    pub origin: [u32; 3],
+    /// Groups in this region (CUDA regions; `groups` on the CPU).
+    pub region: [u32; 3],
+    /// Threads per group in this region (CUDA regions; `tg` on the CPU).
+    pub block: [u32; 3],
+    /// 1 for a dispatch in threads (positions `>= grid` do not run).
+    pub exact: u32,
+    /// Byte offset of `[[threadgroup(n)]]` in the group's dynamic threadgroup memory.
+    pub tgmem_offset: [u32; 8],
+    /// Byte length of `[[threadgroup(n)]]` (a multiple of 16).
+    pub tgmem_size: [u32; 8],
+}
+
+const _: () = assert!(std::mem::size_of::<LaunchParams>() == 35 * 4);
+
+impl LaunchParams {
+    /// Number of threadgroups in the whole dispatch.
+    pub fn total_groups(&self) -> u64 {
+        self.groups.iter().map(|&g| g as u64).product()
+    }
+
+    /// Total dynamic threadgroup memory of one group, in bytes.
+    pub fn tgmem_total(&self) -> usize {
+        self.tgmem_size.iter().map(|&s| s as usize).sum()
+    }
+}
+
+/// One argument, validated and ready for the device: one per ABI slot, in slot order.
+#[derive(Clone, Debug)]
+pub enum BoundArg {
+    /// A buffer slot: the memory, the byte offset of the first element, the bytes the array
+    /// covers from there, and whether the kernel may write it.
+    Buffer {
+        /// The device memory.
+        buffer: Arc<Buffer>,
+        /// Byte offset of the array's first element in `buffer`.
+        offset: usize,
+        /// Bytes from `offset` that belong to the argument.
+        nbytes: usize,
+        /// True for a writable (non-const `device`) parameter.
+        writable: bool,
+    },
+    /// A bytes slot (`constant T&`): the value's bytes with the kernel's layout of `T`.
+    Bytes(Vec<u8>),
+}
+
+/// A device's kernel engine.
+pub trait KernelBackend: Send + Sync {
+    /// The device it runs on.
+    fn device(&self) -> Device;
+
+    /// Compiles MSL `source` (translating it for the device if needed). Compile errors are
+    /// [`crate::Error::Compile`] with the compiler's message mapped to the user's file and line.
+    fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>>;
+
+    /// The largest threadgroup the device allows for any kernel (1024 on every backend).
+    fn max_threads_per_threadgroup(&self) -> u32 {
+        1024
+    }
+
+    /// The most dynamic threadgroup memory one group may use, in bytes.
+    fn max_threadgroup_memory(&self) -> usize;
+}
+
+/// A compiled library: one or more entry points.
+pub trait CompiledLibrary: Send + Sync {
+    /// The reflection of the source as this backend compiled it (function constants applied:
+    /// gated parameters inactive, ABI slots as in the compiled code).
+    fn module(&self) -> &ingot_msl::Module;
+
+    /// The entry point with host name `name`, ready to launch. `name` is known to exist in
+    /// [`CompiledLibrary::module`].
+    fn function(&self, name: &str) -> Result<Arc<dyn CompiledFunction>>;
+}
+
+/// One launchable entry point.
+pub trait CompiledFunction: Send + Sync {
+    /// The largest threadgroup this kernel can be launched with
+    /// (`[[max_total_threads_per_threadgroup]]`, or the device's limit).
+    fn max_total_threads_per_threadgroup(&self) -> u32;
+
+    /// `sizeof(T)` of each ABI slot as the device compiler laid it out, when known
+    /// (the CPU engine reads `ingot_cpu_<name>_sizes`). Used to check struct arguments.
+    fn slot_sizes(&self) -> Option<&[u32]>;
+
+    /// Runs (or queues) the kernel. `args` has one entry per ABI slot, already validated;
+    /// `launch` is complete for a single region (`origin` 0, `region == groups`,
+    /// `block == tg`): a backend that needs regions (CUDA, 2-D/3-D exact grids) splits it.
+    fn launch(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<()>;
+
+    /// Runs the kernel once and returns the device time in seconds. The default runs
+    /// [`CompiledFunction::launch`], waits for the device and measures the host clock.
+    fn time(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<f64> {
+        self.synchronize()?;
+        let t = std::time::Instant::now();
+        self.launch(launch, args)?;
+        self.synchronize()?;
+        Ok(t.elapsed().as_secs_f64())
+    }
+
+    /// Waits for this kernel's queued launches (no-op for a synchronous backend).
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}

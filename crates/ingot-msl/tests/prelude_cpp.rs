@@ -119,3 +119,55 @@ fn cuda_prelude_syntax_under_a_stub_header() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The aarch64 context switch and the `__fp16` conversions, when a cross compiler and
+/// qemu-aarch64 are installed (skipped otherwise).
+#[test]
+fn aarch64_under_qemu_when_available() {
+    let have = |c: &str| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("aarch64-linux-gnu-g++") || !have("qemu-aarch64") {
+        eprintln!("skipped: aarch64-linux-gnu-g++ or qemu-aarch64 not installed");
+        return;
+    }
+    for src in ["runtime_test.cpp", "prelude_test.cpp"] {
+        let dir = out_dir(&format!("aarch64_{}", src.replace('.', "_")));
+        let exe = dir.join("test");
+        let out = Command::new("aarch64-linux-gnu-g++")
+            .args([
+                "-std=c++17",
+                "-O2",
+                "-static",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pthread",
+                "-I",
+            ])
+            .arg(prelude_dir())
+            .arg(prelude_dir().join("tests").join(src))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("run aarch64-linux-gnu-g++");
+        assert!(
+            out.status.success(),
+            "aarch64 {src}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = Command::new("qemu-aarch64")
+            .arg(&exe)
+            .output()
+            .expect("run qemu");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success() && stdout.contains("OK"),
+            "aarch64 {src}: {stdout}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -36,16 +36,20 @@ extern "C" void ingot_fiber_start();
 #define INGOT_ASM_SYM(n) "_" #n
 #define INGOT_ASM_DECL(n) ".weak_definition _" #n "\n.private_extern _" #n "\n"
 #define INGOT_ASM_END(n) ""
+#define INGOT_ASM_BEGIN ".text\n"
+#define INGOT_ASM_FINISH ""
 #else
 #define INGOT_ASM_SYM(n) #n
 #define INGOT_ASM_DECL(n) ".weak " #n "\n.hidden " #n "\n.type " #n ",%function\n"
 #define INGOT_ASM_END(n) ".size " #n ", .-" #n "\n"
+#define INGOT_ASM_BEGIN ".pushsection .text\n"
+#define INGOT_ASM_FINISH ".popsection\n"
 #endif
 
 #if defined(__x86_64__)
 // System V: callee-saved rbx rbp r12-r15. MXCSR and the x87 control word are not switched:
 // kernels never change them, and fldcw/ldmxcsr would dominate the cost of a switch.
-__asm__(".pushsection .text\n"
+__asm__(INGOT_ASM_BEGIN
         ".p2align 4\n" INGOT_ASM_DECL(ingot_fiber_switch) INGOT_ASM_SYM(ingot_fiber_switch) ":\n"
         "  pushq %rbp\n"
         "  pushq %rbx\n"
@@ -65,10 +69,10 @@ __asm__(".pushsection .text\n"
         ".p2align 4\n" INGOT_ASM_DECL(ingot_fiber_start) INGOT_ASM_SYM(ingot_fiber_start) ":\n"
         "  movq %r12, %rdi\n"
         "  callq *%r13\n"
-        "  ud2\n" INGOT_ASM_END(ingot_fiber_start) ".popsection\n");
+        "  ud2\n" INGOT_ASM_END(ingot_fiber_start) INGOT_ASM_FINISH);
 #elif defined(__aarch64__)
 // AAPCS64: callee-saved x19-x28, x29 (fp), x30 (lr), d8-d15.
-__asm__(".pushsection .text\n"
+__asm__(INGOT_ASM_BEGIN
         ".p2align 4\n" INGOT_ASM_DECL(ingot_fiber_switch) INGOT_ASM_SYM(ingot_fiber_switch) ":\n"
         "  sub sp, sp, #160\n"
         "  stp x19, x20, [sp, #0]\n"
@@ -99,7 +103,7 @@ __asm__(".pushsection .text\n"
         ".p2align 4\n" INGOT_ASM_DECL(ingot_fiber_start) INGOT_ASM_SYM(ingot_fiber_start) ":\n"
         "  mov x0, x19\n"
         "  blr x20\n"
-        "  brk #1\n" INGOT_ASM_END(ingot_fiber_start) ".popsection\n");
+        "  brk #1\n" INGOT_ASM_END(ingot_fiber_start) INGOT_ASM_FINISH);
 #else
 #error "ingot CPU runtime: fibers are implemented for x86-64 and aarch64 only"
 #endif

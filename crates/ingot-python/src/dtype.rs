@@ -36,6 +36,9 @@ pub fn py_dtype(py: Python<'_>, dtype: DType) -> PyResult<Bound<'_, PyDType>> {
 /// Converts a dtype argument: an ingot dtype, a name (`"float32"`, `"f4"`), a NumPy dtype or
 /// scalar type, or Python's `bool`, `int`, `float`.
 pub fn dtype_from_py(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if obj.is_none() {
+        return Err(PyTypeError::new_err("None is not a dtype"));
+    }
     if let Ok(d) = obj.cast::<PyDType>() {
         return Ok(d.get().dtype);
     }

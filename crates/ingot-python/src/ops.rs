@@ -89,7 +89,21 @@ pub fn binary_op<'py>(
     PyArray::from(r).into_bound_py_any(py)
 }
 
-/// `a <op>= b`: writes into `a`'s buffer; the result dtype must cast safely to `a`'s.
+/// NumPy's `same_kind` casting: a cast within a kind, or up the order bool < unsigned < signed <
+/// float (what NumPy allows for in-place operators: `int_array += 1.5` raises).
+fn same_kind(from: DType, to: DType) -> bool {
+    use ingot::dtype::Kind;
+    let rank = |d: DType| match d.kind() {
+        Kind::Bool => 0,
+        Kind::UnsignedInt => 1,
+        Kind::SignedInt => 2,
+        Kind::Float => 3,
+    };
+    rank(from) <= rank(to)
+}
+
+/// `a <op>= b`: writes into `a`'s buffer. The result must have `a`'s shape and cast to `a`'s dtype
+/// under NumPy's `same_kind` rule.
 pub fn inplace_op(name: &str, slf: &Bound<'_, PyArray>, other: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
     let a = slf.get().inner.clone();
@@ -99,23 +113,43 @@ pub fn inplace_op(name: &str, slf: &Bound<'_, PyArray>, other: &Bound<'_, PyAny>
             other.get_type().name()?
         )));
     };
-    if name == "matmul" {
-        return detached(py, move || {
-            let r = ops::matmul(&a, &b)?;
-            if r.shape() != a.shape() || !r.dtype().can_cast(a.dtype()) {
-                return Err(ingot::Error::Shape(format!(
-                    "in-place matmul: result of shape {:?} and dtype {} does not fit {:?} {}",
-                    r.shape(),
-                    r.dtype(),
-                    a.shape(),
-                    a.dtype()
-                )));
+    a.check_writable(name).py_err()?;
+    let op = if name == "matmul" {
+        None
+    } else {
+        Some(binary_name(name)?)
+    };
+    detached(py, move || {
+        let r = match op {
+            None => ops::matmul(&a, &b)?,
+            Some(op) => {
+                let (_, result) = op.dtypes(a.dtype(), b.dtype())?;
+                if !same_kind(result, a.dtype()) {
+                    return Err(ingot::Error::Type(format!(
+                        "cannot store the {result} result of in-place {} in an array of {}",
+                        op.name(),
+                        a.dtype()
+                    )));
+                }
+                ops::binary(op, &a, &b)?
             }
-            a.assign(&r)
-        });
-    }
-    let op = binary_name(name)?;
-    detached(py, move || ops::binary_into(op, &a, &b, &a))
+        };
+        if r.shape() != a.shape() {
+            return Err(ingot::Error::Shape(format!(
+                "in-place {name}: the result of shape {:?} does not fit the array of shape {:?}",
+                r.shape(),
+                a.shape()
+            )));
+        }
+        if !same_kind(r.dtype(), a.dtype()) {
+            return Err(ingot::Error::Type(format!(
+                "cannot store the {} result of in-place {name} in an array of {}",
+                r.dtype(),
+                a.dtype()
+            )));
+        }
+        a.assign(&r)
+    })
 }
 
 /// Applies the unary op `name` to `x`.

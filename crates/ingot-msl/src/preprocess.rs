@@ -9,7 +9,9 @@
 //! unexpanded. Predefined: `__METAL__`, `__METAL_VERSION__` (310), `__HAVE_BFLOAT__`,
 //! `__METAL_IOS__`/`__METAL_MACOS__` undefined.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::lexer::{lex, Token, TokenKind};
@@ -27,9 +29,56 @@ struct Macro {
     body: String,
 }
 
-/// Runs the preprocessor over `src`; returns the source unchanged (borrowed) when it has no
-/// `#define` and no conditional.
-pub fn preprocess<'a>(src: &'a str, file: &str) -> Result<std::borrow::Cow<'a, str>> {
+/// The preprocessed text and where each of its lines comes from.
+#[derive(Debug, Clone)]
+pub struct Preprocessed<'a> {
+    /// The text (borrowed when the file needed no preprocessing).
+    pub text: Cow<'a, str>,
+    /// Line origins (several files when headers were included).
+    pub map: LineMap,
+}
+
+/// Maps lines of the preprocessed text back to (file, line) of the user's files.
+#[derive(Debug, Clone)]
+pub struct LineMap {
+    /// (first line in the output, file, its line there), by increasing output line.
+    segs: Vec<(u32, String, u32)>,
+}
+
+impl LineMap {
+    fn identity(file: &str) -> LineMap {
+        LineMap {
+            segs: vec![(1, file.to_string(), 1)],
+        }
+    }
+
+    /// The (file, line) that line `line` of the preprocessed text comes from.
+    pub fn lookup(&self, line: u32) -> (&str, u32) {
+        let i = self.segs.partition_point(|s| s.0 <= line);
+        match i.checked_sub(1).and_then(|i| self.segs.get(i)) {
+            Some((start, file, l)) => (file.as_str(), l + (line - start)),
+            None => (self.segs.first().map(|s| s.1.as_str()).unwrap_or(""), line),
+        }
+    }
+
+    /// Moves an error located in the preprocessed text to the user's file and line.
+    pub fn fix(&self, mut e: Error) -> Error {
+        let (f, l) = self.lookup(e.line);
+        e.file = f.to_string();
+        e.line = l;
+        e
+    }
+}
+
+/// Runs the preprocessor over `src` (see the module docs). `#include "x.h"` / `<x.h>` is
+/// inlined when `x.h` is found in `include_dirs` (with `#line` directives around it; `#pragma
+/// once` and include guards work); other includes stay for the target compiler. Returns the
+/// source unchanged (borrowed) when there is nothing to do.
+pub fn preprocess<'a>(
+    src: &'a str,
+    file: &str,
+    include_dirs: &[PathBuf],
+) -> Result<Preprocessed<'a>> {
     let toks = lex(src, file, false)?;
     let needs = toks.iter().any(|t| {
         t.kind == TokenKind::Preprocessor && {
@@ -45,20 +94,31 @@ pub fn preprocess<'a>(src: &'a str, file: &str) -> Result<std::borrow::Cow<'a, s
                     | "elif"
                     | "endif"
                     | "error"
-            )
+            ) || (d == "include" && !include_dirs.is_empty())
         }
     });
     if !needs {
-        return Ok(std::borrow::Cow::Borrowed(src));
+        return Ok(Preprocessed {
+            text: Cow::Borrowed(src),
+            map: LineMap::identity(file),
+        });
     }
     let mut p = Pre {
-        src,
-        file,
+        file: file.to_string(),
         macros: HashMap::new(),
         out_len: 0,
+        include_dirs: include_dirs.to_vec(),
+        segs: vec![(1, file.to_string(), 1)],
+        once: HashSet::new(),
+        depth: 0,
+        unseen: None,
     };
     p.predefine();
-    p.run(&toks).map(std::borrow::Cow::Owned)
+    let text = p.run(src, &toks, 1)?;
+    Ok(Preprocessed {
+        text: Cow::Owned(text),
+        map: LineMap { segs: p.segs },
+    })
 }
 
 /// Splits `# name rest` into (`name`, `rest`).
@@ -94,11 +154,20 @@ fn clean(text: &str) -> String {
     }
 }
 
-struct Pre<'a> {
-    src: &'a str,
-    file: &'a str,
+struct Pre {
+    /// The file being read (a header while one is inlined).
+    file: String,
     macros: HashMap<String, Macro>,
     out_len: usize,
+    include_dirs: Vec<PathBuf>,
+    /// Line origins of the output, see [`LineMap`].
+    segs: Vec<(u32, String, u32)>,
+    /// Headers with `#pragma once` already included.
+    once: HashSet<PathBuf>,
+    /// Include nesting.
+    depth: u32,
+    /// The first `#include "x.h"` that was not found: its macros are unknown.
+    unseen: Option<String>,
 }
 
 struct Cond {
@@ -110,7 +179,7 @@ struct Cond {
     parent: bool,
 }
 
-impl<'a> Pre<'a> {
+impl Pre {
     fn predefine(&mut self) {
         for (n, v) in [
             ("__METAL__", "1"),
@@ -129,19 +198,20 @@ impl<'a> Pre<'a> {
     }
 
     fn err(&self, t: &Token, msg: impl Into<String>) -> Error {
-        Error::new(self.file, t.line, t.col, msg)
+        Error::new(&self.file, t.line, t.col, msg)
     }
 
-    fn run(&mut self, toks: &[Token]) -> Result<String> {
-        let mut out = String::with_capacity(self.src.len());
+    /// Preprocesses `src` (lexed as `toks`); `base` is the output line its first line lands on.
+    fn run(&mut self, src: &str, toks: &[Token], base: u32) -> Result<String> {
+        let mut out = String::with_capacity(src.len());
         let mut conds: Vec<Cond> = Vec::new();
         let mut pos = 0;
         let mut i = 0;
         let active = |c: &Vec<Cond>| c.last().map(|c| c.active).unwrap_or(true);
         while i < toks.len() {
             let t = toks[i];
-            let gap = self.src.get(pos..t.start).unwrap_or("");
-            let text = t.text(self.src);
+            let gap = src.get(pos..t.start).unwrap_or("");
+            let text = t.text(src);
             if t.kind == TokenKind::Preprocessor {
                 out.push_str(gap);
                 let (d, rest) = directive(text);
@@ -150,6 +220,9 @@ impl<'a> Pre<'a> {
                 let mut keep = false;
                 match d {
                     "if" | "ifdef" | "ifndef" => {
+                        if on {
+                            self.check_unseen(&rest, &t)?;
+                        }
                         let v = on
                             && match d {
                                 "if" => self.eval(&rest, &t)? != 0,
@@ -199,6 +272,21 @@ impl<'a> Pre<'a> {
                         return Err(self.err(&t, format!("#error{}", rest.trim_end())));
                     }
                     "define" | "undef" | "error" => {}
+                    "include" if on => match self.resolve(&rest) {
+                        Some(path) => self.include(&path, &rest, &t, text, base, &mut out)?,
+                        None => {
+                            let r = rest.trim();
+                            if r.starts_with('"') && self.unseen.is_none() {
+                                self.unseen = Some(r.trim_matches('"').to_string());
+                            }
+                            keep = true;
+                        }
+                    },
+                    "pragma" if on && rest.trim() == "once" => {
+                        if self.depth == 0 {
+                            keep = false;
+                        }
+                    }
                     _ => keep = on,
                 }
                 if keep {
@@ -220,11 +308,11 @@ impl<'a> Pre<'a> {
             out.push_str(gap);
             if t.kind == TokenKind::Ident && self.macros.contains_key(text) {
                 let mut hide = HashSet::new();
-                let (expansion, next) = self.expand_at(self.src, toks, i, &mut hide, 0)?;
+                let (expansion, next) = self.expand_at(src, toks, i, &mut hide, 0)?;
                 if let Some(next) = next {
                     push_joined(&mut out, &expansion);
                     let last = toks[next - 1];
-                    let span = self.src.get(t.start..last.end).unwrap_or("");
+                    let span = src.get(t.start..last.end).unwrap_or("");
                     out.extend(span.chars().filter(|&c| c == '\n'));
                     pos = last.end;
                     i = next;
@@ -244,8 +332,103 @@ impl<'a> Pre<'a> {
                 return Err(self.err(t, "#if without #endif"));
             }
         }
-        out.push_str(self.src.get(pos..).unwrap_or(""));
+        out.push_str(src.get(pos..).unwrap_or(""));
         Ok(out)
+    }
+
+    /// After an include that was not found, a conditional on an undefined name cannot be
+    /// decided here (the header may define it): an error rather than a silent wrong branch.
+    fn check_unseen(&self, expr: &str, at: &Token) -> Result<()> {
+        let Some(header) = &self.unseen else {
+            return Ok(());
+        };
+        let Ok(toks) = lex(expr, &self.file, false) else {
+            return Ok(());
+        };
+        for t in toks {
+            let w = t.text(expr);
+            if t.kind == TokenKind::Ident && w != "defined" && !self.macros.contains_key(w) {
+                return Err(self.err(
+                    at,
+                    format!(
+                        "cannot decide this conditional: `{w}` may be defined in \"{header}\", which was not found (add its folder to the include directories)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The header named by an `#include` argument, when it is in one of the include folders.
+    fn resolve(&self, rest: &str) -> Option<PathBuf> {
+        let r = rest.trim();
+        let name = r
+            .strip_prefix('"')
+            .and_then(|x| x.split('"').next())
+            .or_else(|| r.strip_prefix('<').and_then(|x| x.split('>').next()))?;
+        if name.is_empty() {
+            return None;
+        }
+        self.include_dirs
+            .iter()
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    }
+
+    /// Inlines the header at `path` in place of the directive `t` (whose text is `text`).
+    fn include(
+        &mut self,
+        path: &PathBuf,
+        rest: &str,
+        t: &Token,
+        text: &str,
+        base: u32,
+        out: &mut String,
+    ) -> Result<()> {
+        let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if self.once.contains(&canon) {
+            out.extend(text.chars().filter(|&c| c == '\n'));
+            return Ok(());
+        }
+        if self.depth >= 32 {
+            return Err(self.err(t, "headers include each other too deeply"));
+        }
+        let name = rest
+            .trim()
+            .trim_matches(|c| c == '"' || c == '<' || c == '>')
+            .to_string();
+        let header = std::fs::read_to_string(path)
+            .map_err(|e| self.err(t, format!("cannot read header `{name}`: {e}")))?;
+        let header = header
+            .strip_prefix('\u{feff}')
+            .unwrap_or(&header)
+            .to_string();
+        let htoks = lex(&header, &name, false)?;
+        if htoks.iter().any(|h| {
+            h.kind == TokenKind::Preprocessor && {
+                let (d, r) = directive(h.text(&header));
+                d == "pragma" && r.trim() == "once"
+            }
+        }) {
+            self.once.insert(canon);
+        }
+        let line_here = base + out.matches('\n').count() as u32;
+        out.push_str(&format!("#line 1 \"{}\"\n", escape_line(&name)));
+        self.segs.push((line_here + 1, name.clone(), 1));
+        let outer = std::mem::replace(&mut self.file, name);
+        self.depth += 1;
+        let sub = self.run(&header, &htoks, line_here + 1);
+        self.depth -= 1;
+        self.file = outer;
+        out.push_str(&sub?);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let next = t.line + text.matches('\n').count() as u32 + 1;
+        let line_here = base + out.matches('\n').count() as u32;
+        out.push_str(&format!("#line {next} \"{}\"", escape_line(&self.file)));
+        self.segs.push((line_here + 1, self.file.clone(), next));
+        Ok(())
     }
 
     fn define(&mut self, rest: &str, at: &Token) -> Result<()> {
@@ -414,7 +597,7 @@ impl<'a> Pre<'a> {
         // A leading `_` keeps a `#` at the start of the body from lexing as a directive.
         let prefixed = format!("_ {body}");
         let body = prefixed.as_str();
-        let mut toks = lex(body, self.file, false).map_err(|e| self.err(at, e.message))?;
+        let mut toks = lex(body, &self.file, false).map_err(|e| self.err(at, e.message))?;
         if !toks.is_empty() {
             toks.remove(0);
         }
@@ -480,7 +663,7 @@ impl<'a> Pre<'a> {
         if depth > MAX_DEPTH {
             return Err(self.err(at, "macro expansion nests too deeply"));
         }
-        let toks = lex(text, self.file, false).map_err(|e| self.err(at, e.message))?;
+        let toks = lex(text, &self.file, false).map_err(|e| self.err(at, e.message))?;
         let mut out = String::new();
         let mut i = 0;
         let mut prev_end = 0;
@@ -513,7 +696,7 @@ impl<'a> Pre<'a> {
     /// Evaluates an `#if` expression.
     fn eval(&mut self, expr: &str, at: &Token) -> Result<i64> {
         // Replace `defined X` / `defined(X)` before expanding.
-        let toks = lex(expr, self.file, false).map_err(|e| self.err(at, e.message))?;
+        let toks = lex(expr, &self.file, false).map_err(|e| self.err(at, e.message))?;
         let mut pre = String::new();
         let mut i = 0;
         while i < toks.len() {
@@ -538,7 +721,7 @@ impl<'a> Pre<'a> {
         }
         let mut hide = HashSet::new();
         let expanded = self.rescan(&pre, &mut hide, 0, at)?;
-        let toks = lex(&expanded, self.file, false).map_err(|e| self.err(at, e.message))?;
+        let toks = lex(&expanded, &self.file, false).map_err(|e| self.err(at, e.message))?;
         let words: Vec<&str> = toks.iter().map(|t| t.text(&expanded)).collect();
         let mut e = Eval { w: &words, i: 0 };
         let v = e
@@ -564,6 +747,29 @@ fn push_joined(out: &mut String, piece: &str) {
         }
     }
     out.push_str(piece);
+}
+
+/// Evaluates an integer constant expression (`128 / 64`, `(1 << 3) + 1`), as `#if` would.
+pub(crate) fn eval_int(text: &str) -> Option<i64> {
+    let toks = lex(text, "", false).ok()?;
+    // Unlike `#if`, an unknown name is not 0 here.
+    if toks
+        .iter()
+        .any(|t| t.kind != TokenKind::Number && t.kind != TokenKind::Punct)
+    {
+        return None;
+    }
+    let words: Vec<&str> = toks.iter().map(|t| t.text(text)).collect();
+    let mut e = Eval { w: &words, i: 0 };
+    let v = e.ternary()?;
+    (e.i == words.len()).then_some(v)
+}
+
+/// Escapes a file name for a `#line` directive.
+fn escape_line(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace(['\n', '\r'], " ")
 }
 
 fn first_word(s: &str) -> &str {
@@ -713,14 +919,14 @@ mod tests {
     use super::*;
 
     fn pp(s: &str) -> String {
-        preprocess(s, "t").unwrap().into_owned()
+        preprocess(s, "t", &[]).unwrap().text.into_owned()
     }
 
     #[test]
     fn untouched_without_macros() {
         let s = "#include <metal_stdlib>\nkernel void f() {}\n";
         assert!(matches!(
-            preprocess(s, "t").unwrap(),
+            preprocess(s, "t", &[]).unwrap().text,
             std::borrow::Cow::Borrowed(_)
         ));
     }
@@ -753,9 +959,9 @@ mod tests {
 
     #[test]
     fn errors_and_limits() {
-        assert!(preprocess("#if 1\nint a;\n", "t").is_err());
-        assert!(preprocess("#endif\n", "t").is_err());
-        let e = preprocess("#error stop here\n", "t").unwrap_err();
+        assert!(preprocess("#if 1\nint a;\n", "t", &[]).is_err());
+        assert!(preprocess("#endif\n", "t", &[]).is_err());
+        let e = preprocess("#error stop here\n", "t", &[]).unwrap_err();
         assert!(e.message.contains("stop here"));
         // Exponential growth is cut off, never a hang or a panic.
         let mut s = String::from("#define A0 x x\n");
@@ -763,7 +969,7 @@ mod tests {
             s.push_str(&format!("#define A{i} A{} A{}\n", i - 1, i - 1));
         }
         s.push_str("A39\n");
-        assert!(preprocess(&s, "t").is_err());
+        assert!(preprocess(&s, "t", &[]).is_err());
         // Self-reference stops.
         assert_eq!(
             pp("#define X X + 1\nint y = X;\n").lines().nth(1),

@@ -22,6 +22,21 @@ pub struct Module {
 }
 
 impl Module {
+    /// Moves lines of the preprocessed text to the user's files and lines.
+    pub(crate) fn relocate(&mut self, map: &crate::preprocess::LineMap) {
+        for e in &mut self.entry_points {
+            let (f, l) = map.lookup(e.line);
+            e.file = f.to_string();
+            e.line = l;
+            for p in &mut e.params {
+                p.line = map.lookup(p.line).1;
+            }
+        }
+        for c in &mut self.function_constants {
+            c.line = map.lookup(c.line).1;
+        }
+    }
+
     /// The entry point with host name `name`.
     pub fn entry(&self, name: &str) -> Option<&EntryPoint> {
         self.entry_points.iter().find(|e| e.name == name)
@@ -50,6 +65,8 @@ pub struct EntryPoint {
     pub function: String,
     /// Template arguments of an instantiation (empty for a plain kernel).
     pub template_args: Vec<String>,
+    /// The file of the kernel's definition (the user's file, or an included header).
+    pub file: String,
     /// 1-based line of the kernel's definition.
     pub line: u32,
     /// The parameters in declaration order.
@@ -282,11 +299,16 @@ pub fn reflect(source: &str) -> Result<Module> {
 pub fn reflect_named(source: &str, file: &str) -> Result<Module> {
     // A byte-order mark would end up mid-file after the header.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
-    let expanded = crate::preprocess::preprocess(source, file)?;
-    let source: &str = &expanded;
-    let toks = significant(&lex(source, file, false)?);
-    let syn = analyse(source, file, &toks)?;
-    build(source, file, &toks, &syn)
+    let pre = crate::preprocess::preprocess(source, file, &[])?;
+    let source: &str = &pre.text;
+    let run = || -> Result<Module> {
+        let toks = significant(&lex(source, file, false)?);
+        let syn = analyse(source, file, &toks)?;
+        build(source, file, &toks, &syn)
+    };
+    let mut m = run().map_err(|e| pre.map.fix(e))?;
+    m.relocate(&pre.map);
+    Ok(m)
 }
 
 /// Builds the module from an analysed file (shared with the translator).
@@ -646,6 +668,7 @@ fn entry(
         name: host,
         function: f.name.clone(),
         template_args: targs.to_vec(),
+        file: file.to_string(),
         line,
         params,
         abi: Vec::new(),
@@ -865,8 +888,13 @@ fn index_value(arg: &str, syn: &Syntax) -> Option<u32> {
     if let Some(v) = parse_int(arg) {
         return Some(v);
     }
-    let body = syn.macros.get(arg.trim())?;
-    parse_int(body.trim().trim_start_matches('(').trim_end_matches(')'))
+    if let Some(body) = syn.macros.get(arg.trim()) {
+        return parse_int(body.trim().trim_start_matches('(').trim_end_matches(')'));
+    }
+    // A constant expression (macros are already expanded: `BLOCK / 64` arrives as `128/64`).
+    crate::preprocess::eval_int(arg)
+        .filter(|v| *v >= 0)
+        .and_then(|v| u32::try_from(v).ok())
 }
 
 fn substitute(words: &[&str], subst: &HashMap<&str, &str>) -> Vec<String> {

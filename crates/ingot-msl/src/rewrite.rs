@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::lexer::{lex, significant, Token, TokenKind};
+use crate::preprocess::LineMap;
 use crate::reflect::{
     assign_abi, build, check_unsupported, is_threadgroup_var_decl, EntryPoint, Module,
 };
@@ -28,6 +29,9 @@ pub struct Options {
     pub constants: BTreeMap<String, String>,
     /// `math_mode="fast"`: defines `INGOT_FAST_MATH 1`.
     pub fast_math: bool,
+    /// Folders searched for `#include "x.h"`: a header found there is inlined (so its macros
+    /// and kernels are seen), with `#line` directives naming it. Other includes stay as written.
+    pub include_dirs: Vec<std::path::PathBuf>,
 }
 
 impl Options {
@@ -38,6 +42,7 @@ impl Options {
             file_name: "kernel.metal".to_string(),
             constants: BTreeMap::new(),
             fast_math: false,
+            include_dirs: Vec::new(),
         }
     }
 }
@@ -202,8 +207,15 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     let file = opts.file_name.as_str();
     // A byte-order mark would end up mid-file after the header.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
-    let expanded = crate::preprocess::preprocess(source, file)?;
-    let source: &str = &expanded;
+    let pre = crate::preprocess::preprocess(source, file, &opts.include_dirs)?;
+    let mut t = translate_expanded(&pre.text, opts, &pre.map).map_err(|e| pre.map.fix(e))?;
+    t.module.relocate(&pre.map);
+    Ok(t)
+}
+
+/// Translates preprocessed text; errors and reflection lines are still in its coordinates.
+fn translate_expanded(source: &str, opts: &Options, map: &LineMap) -> Result<Translation> {
+    let file = opts.file_name.as_str();
     let toks = significant(&lex(source, file, false)?);
     check_unsupported(source, file, &toks, Some(opts.target))?;
     let syn = analyse(source, file, &toks)?;
@@ -265,7 +277,8 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     }
     for e in &module.entry_points {
         let call = rw.callee(e);
-        text.push_str(&format!("#line {} \"{}\"\n", e.line, escape(file)));
+        let (efile, eline) = map.lookup(e.line);
+        text.push_str(&format!("#line {eline} \"{}\"\n", escape(efile)));
         let args: Vec<WrapperArg> = rw.wrapper_args(e);
         let (symbol, code) = match opts.target {
             Target::Cuda => wrapper_cuda::emit(e, &call, &args),

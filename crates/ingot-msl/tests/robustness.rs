@@ -69,7 +69,11 @@ fn random_mutations() {
         state ^= state << 17;
         state
     };
-    for _ in 0..600 {
+    let rounds: usize = std::env::var("INGOT_MSL_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    for _ in 0..rounds {
         let seed = SEEDS[(next() % SEEDS.len() as u64) as usize];
         let mut s = seed.to_string();
         for _ in 0..(1 + next() % 4) {

@@ -1,0 +1,154 @@
+"""CPU benchmark: ingot against NumPy in the same process.
+
+Times add, multiply, exp, sin, sum, max, argmax on float32 arrays of 1e3..1e8 elements and
+matmul of 1024x1024 and 2048x2048 float32 matrices. Each case is warmed up, then timed as the
+median of several samples (each sample loops enough calls to last a few milliseconds). Prints a
+table of medians and ratios (NumPy time / ingot time: above 1 means ingot is faster) and writes
+``benches/results/cpu-<date>.json`` and ``cpu-<date>.md``.
+
+    python benches/bench_cpu.py                # everything (1e8 only when memory allows)
+    python benches/bench_cpu.py --max-size 1e6 --samples 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import numpy as np
+
+import ingot
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def available_memory() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 * 2**30
+
+
+def time_call(fn: Callable[[], object], samples: int, min_sample_s: float = 0.005) -> float:
+    """Median seconds per call: warm-up, calibrate a loop count, then `samples` samples."""
+    fn()
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-7)
+    loops = max(1, int(min_sample_s / once))
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        times.append((time.perf_counter() - t0) / loops)
+    return statistics.median(times)
+
+
+def elementwise_cases(a_np, b_np, a, b) -> Dict[str, tuple]:
+    return {
+        "add": (lambda: np.add(a_np, b_np), lambda: ingot.add(a, b)),
+        "multiply": (lambda: np.multiply(a_np, b_np), lambda: ingot.multiply(a, b)),
+        "exp": (lambda: np.exp(a_np), lambda: ingot.exp(a)),
+        "sin": (lambda: np.sin(a_np), lambda: ingot.sin(a)),
+        "sum": (lambda: np.sum(a_np), lambda: ingot.sum(a)),
+        "max": (lambda: np.max(a_np), lambda: ingot.max(a)),
+        "argmax": (lambda: np.argmax(a_np), lambda: ingot.argmax(a)),
+    }
+
+
+def main(argv: List[str] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--max-size", type=float, default=1e8, help="largest element count (default 1e8)")
+    p.add_argument("--samples", type=int, default=7, help="timed samples per case (median)")
+    p.add_argument("--no-matmul", action="store_true")
+    p.add_argument("--no-write", action="store_true", help="print only")
+    args = p.parse_args(argv)
+
+    device = ingot.Device("cpu")
+    rng = np.random.default_rng(0)
+    sizes = [int(10**e) for e in range(3, 9) if 10**e <= args.max_size]
+    # Four float32 arrays of the largest size live at once per library: keep well inside memory.
+    while sizes and sizes[-1] * 4 * 8 > available_memory() // 2:
+        sizes.pop()
+    rows = []
+    for n in sizes:
+        a_np = rng.uniform(-10, 10, n).astype(np.float32)
+        b_np = rng.uniform(-10, 10, n).astype(np.float32)
+        a = ingot.asarray(a_np, device=device, copy=True)
+        b = ingot.asarray(b_np, device=device, copy=True)
+        samples = args.samples if n < 10**8 else max(3, args.samples // 2)
+        for name, (f_np, f_ig) in elementwise_cases(a_np, b_np, a, b).items():
+            t_np = time_call(f_np, samples)
+            t_ig = time_call(f_ig, samples)
+            rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
+            print(f"{name:>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
+        del a, b, a_np, b_np
+    if not args.no_matmul:
+        for n in (1024, 2048):
+            a_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+            b_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+            a, b = ingot.asarray(a_np, copy=True), ingot.asarray(b_np, copy=True)
+            s = max(3, args.samples // 2)
+            t_np = time_call(lambda: a_np @ b_np, s)
+            t_ig = time_call(lambda: ingot.matmul(a, b), s)
+            rows.append({"op": "matmul", "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
+            print(f"{'matmul':>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
+
+    now = dt.datetime.now(dt.timezone.utc)
+    meta = {
+        "date": now.isoformat(timespec="seconds"),
+        "machine": {
+            "cpu": cpu_model(),
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "numpy": np.__version__,
+        "ingot": ingot.__version__,
+        "dtype": "float32",
+        "statistic": f"median of {args.samples} samples after warm-up (fewer for 1e8 and matmul)",
+        "ratio": "numpy time / ingot time (above 1: ingot faster)",
+    }
+    md = [f"# CPU benchmark, {meta['date']}", "",
+          f"{meta['machine']['cpu']}, {meta['machine']['cores']} cores; NumPy {np.__version__}; "
+          f"ingot {ingot.__version__}; float32; {meta['statistic']}.", "",
+          "| op | size | NumPy (ms) | ingot (ms) | ratio NumPy/ingot |", "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        md.append(f"| {r['op']} | {r['size']:,} | {r['numpy_s'] * 1e3:.4f} | {r['ingot_s'] * 1e3:.4f} | {r['ratio']:.2f} |")
+    print()
+    print("\n".join(md[4:]))
+    if not args.no_write:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        stem = RESULTS / f"cpu-{now.strftime('%Y-%m-%d')}"
+        stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n")
+        stem.with_suffix(".md").write_text("\n".join(md) + "\n")
+        print(f"\nwrote {stem}.json and {stem}.md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

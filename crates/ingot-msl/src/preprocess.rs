@@ -289,7 +289,18 @@ impl Pre {
                     }
                     _ => keep = on,
                 }
-                if keep {
+                if keep && d == "pragma" && self.depth < 64 {
+                    // `#pragma unroll N` may use the file's macros, whose #defines are gone.
+                    let mut hide = HashSet::new();
+                    match self.rescan(&rest, &mut hide, 0, &t) {
+                        Ok(x) => {
+                            out.push_str("#pragma ");
+                            out.push_str(x.trim());
+                            out.extend(text.chars().filter(|&c| c == '\n'));
+                        }
+                        Err(_) => out.push_str(text),
+                    }
+                } else if keep {
                     out.push_str(text);
                 } else {
                     out.extend(text.chars().filter(|&c| c == '\n'));
@@ -944,6 +955,13 @@ mod tests {
             pp("#define X -1\nint y = -X;\n").lines().nth(1),
             Some("int y = - -1;")
         );
+    }
+
+    #[test]
+    fn pragmas_see_the_macros() {
+        let out = pp("#define N 4\nvoid f() {\n#pragma unroll N\nfor (;;) {}\n}\n");
+        assert_eq!(out.lines().nth(2), Some("#pragma unroll 4"));
+        assert_eq!(out.lines().count(), 5);
     }
 
     #[test]

@@ -67,6 +67,7 @@ from ._creation import (
 from ._functions import *  # noqa: F401,F403  (the elementwise, reduction and manipulation functions)
 from ._functions import __all__ as _functions_all  # noqa: F401
 from ._info import __array_namespace_info__
+from ._kernels import Kernel, KernelParameter, Library, compile, load
 
 __array_api_version__ = "2023.12"
 

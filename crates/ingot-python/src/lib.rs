@@ -10,6 +10,7 @@ pub mod device;
 pub mod dtype;
 pub mod errors;
 pub mod indexing;
+pub mod kernel;
 pub mod ops;
 
 use pyo3::prelude::*;
@@ -23,5 +24,6 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyArray>()?;
     creation::register(m)?;
     ops::register(m)?;
+    kernel::register(m)?;
     Ok(())
 }

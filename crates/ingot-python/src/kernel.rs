@@ -1,0 +1,625 @@
+//! User MSL kernels from Python: `compile`, `Library`, `Kernel`, `KernelParameter`.
+//!
+//! Arguments bind to the kernel's buffer and bytes parameters in buffer-index order:
+//! - `ingot.Array`: bound as a buffer, written in place.
+//! - NumPy arrays (and other objects NumPy converts: `array.array`, memoryview...) for buffer
+//!   parameters: on the CPU a C-contiguous, aligned NumPy array is used in place (no copy); otherwise
+//!   the data is copied to the device, and for a writable parameter the results are copied back
+//!   into the NumPy array after the launch. A read-only NumPy array for a writable parameter is
+//!   an error.
+//! - Python `bool`/`int`/`float` and NumPy scalars for `constant T&`: converted to `T` with a
+//!   range check.
+//! - `bytes`, `bytearray`, `memoryview`, NumPy structured scalars (`np.void`), ctypes structures
+//!   for `constant Struct&`: the bytes, checked against `sizeof(Struct)`.
+//!
+//! Launches release the GIL.
+
+use std::collections::BTreeMap;
+
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+
+use ingot::kernel::{CompileOptions, Dispatch, Kernel, KernelArg, Library, MathMode, ParamInfo};
+use ingot::{Array, Scalar};
+
+use crate::array::PyArray;
+use crate::creation::numpy_to_array;
+use crate::device::device_from_py;
+use crate::dtype::{py_dtype, scalar_from_py};
+use crate::errors::{detached, guard, kernel_argument_error, IntoPyResult};
+
+/// A compiled MSL source: its kernel functions by name.
+#[pyclass(name = "Library", module = "ingot", frozen)]
+pub struct PyLibrary {
+    inner: Library,
+}
+
+/// One kernel function of a Library, callable.
+#[pyclass(name = "Kernel", module = "ingot", frozen)]
+pub struct PyKernel {
+    inner: Kernel,
+}
+
+/// The reflection of one kernel parameter.
+#[pyclass(name = "KernelParameter", module = "ingot", frozen)]
+pub struct PyKernelParameter {
+    info: ParamInfo,
+}
+
+fn kernel_arg_err(py: Python<'_>, msg: String) -> PyErr {
+    match kernel_argument_error(py) {
+        Ok(t) => PyErr::from_type(t.clone(), msg),
+        Err(e) => e,
+    }
+}
+
+#[pymethods]
+impl PyKernelParameter {
+    /// The declared name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.info.name
+    }
+    /// `[[buffer(n)]]` for buffers and bytes, `[[threadgroup(n)]]` for threadgroup memory,
+    /// None for builtins.
+    #[getter]
+    fn index(&self) -> Option<u32> {
+        self.info.index
+    }
+    /// `"buffer"`, `"bytes"`, `"threadgroup"` or `"builtin"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.info.kind.name()
+    }
+    /// The element dtype of the pointee (None for void*, structs, unknown types).
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.info.dtype {
+            Some(d) => Ok(Some(py_dtype(py, d)?.into_any())),
+            None => Ok(None),
+        }
+    }
+    /// `"read"` or `"read_write"`.
+    #[getter]
+    fn access(&self) -> &'static str {
+        self.info.access.name()
+    }
+    /// The builtin role (`"thread_position_in_grid"`...), None for other parameters.
+    #[getter]
+    fn role(&self) -> Option<&'static str> {
+        self.info.role
+    }
+    /// The declared type as written.
+    #[getter]
+    fn type_name(&self) -> &str {
+        &self.info.type_name
+    }
+    /// The value type (`float`, `float4`, `Params`).
+    #[getter]
+    fn pointee(&self) -> &str {
+        &self.info.pointee
+    }
+    /// Lanes of a vector value type (1 for scalars).
+    #[getter]
+    fn lanes(&self) -> u32 {
+        self.info.lanes
+    }
+    /// True when a buffer parameter accepts any dtype (byte pointers, structs).
+    #[getter]
+    fn any_dtype(&self) -> bool {
+        self.info.any_dtype
+    }
+    /// Position among the call's arguments (None for builtins and threadgroup memory).
+    #[getter]
+    fn position(&self) -> Option<usize> {
+        self.info.arg_position
+    }
+    /// The parameter as a dict.
+    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("name", &self.info.name)?;
+        d.set_item("index", self.info.index)?;
+        d.set_item("kind", self.info.kind.name())?;
+        d.set_item("dtype", self.dtype(py)?)?;
+        d.set_item("access", self.info.access.name())?;
+        d.set_item("role", self.info.role)?;
+        d.set_item("type", &self.info.type_name)?;
+        Ok(d)
+    }
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.as_dict(py)?
+            .get_item(key)?
+            .ok_or_else(|| PyKeyError::new_err(key.to_string()))
+    }
+    fn __repr__(&self) -> String {
+        let i = &self.info;
+        format!(
+            "KernelParameter(name={:?}, kind={:?}, index={}, dtype={}, access={:?}, role={})",
+            i.name,
+            i.kind.name(),
+            i.index.map_or("None".into(), |v| v.to_string()),
+            i.dtype.map_or("None".into(), |d| d.name().to_string()),
+            i.access.name(),
+            i.role.map_or("None".into(), |r| format!("{r:?}")),
+        )
+    }
+}
+
+fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    if let Some(s) = scalar_from_py(obj)? {
+        return Ok(Some(s));
+    }
+    // NumPy scalars (np.float32(2), np.uint8(3)) and 0-d arrays of a plain dtype.
+    if obj.hasattr("dtype")? && obj.hasattr("item")? && !obj.is_instance_of::<PyArray>() {
+        let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
+        let ndim: usize = obj.getattr("ndim").and_then(|n| n.extract()).unwrap_or(1);
+        if ndim == 0 && "biufc".contains(kind.as_str()) && kind != "c" {
+            return scalar_from_py(&obj.call_method0("item")?);
+        }
+    }
+    Ok(None)
+}
+
+fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Some(b.as_bytes().to_vec()));
+    }
+    // np.void (structured scalars) and anything with the buffer protocol.
+    if obj.hasattr("tobytes")? && obj.hasattr("dtype")? {
+        let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
+        if kind == "V" {
+            let b = obj.call_method0("tobytes")?;
+            return Ok(Some(b.cast::<PyBytes>()?.as_bytes().to_vec()));
+        }
+    }
+    let py = obj.py();
+    if let Ok(mv) = py.import("builtins")?.getattr("memoryview")?.call1((obj,)) {
+        let b = mv.call_method0("tobytes")?;
+        return Ok(Some(b.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    Ok(None)
+}
+
+/// A NumPy array whose results must be copied back after the launch.
+struct WriteBack<'py> {
+    target: Bound<'py, PyAny>,
+    array: Array,
+}
+
+fn convert_args<'py>(
+    kernel: &Kernel,
+    args: &[Bound<'py, PyAny>],
+) -> PyResult<(Vec<KernelArg>, Vec<WriteBack<'py>>)> {
+    let params: Vec<ParamInfo> = kernel.arguments().into_iter().cloned().collect();
+    let device = kernel.device();
+    let mut out = Vec::with_capacity(args.len());
+    let mut back = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let p = params.get(i);
+        if let Ok(arr) = a.cast::<PyArray>() {
+            out.push(KernelArg::Array(arr.get().inner.clone()));
+            continue;
+        }
+        let is_buffer = p.is_none_or(|p| p.kind == ingot::kernel::ParamRole::Buffer);
+        if !is_buffer {
+            if let Some(s) = scalar_of(a)? {
+                out.push(KernelArg::Scalar(s));
+                continue;
+            }
+            if let Some(b) = bytes_of(a)? {
+                out.push(KernelArg::Bytes(b));
+                continue;
+            }
+        } else if scalar_from_py(a)?.is_some() {
+            if let Some(s) = scalar_from_py(a)? {
+                out.push(KernelArg::Scalar(s));
+                continue;
+            }
+        }
+        // Arrays: NumPy and everything NumPy converts.
+        let name = p.map_or(format!("argument {i}"), |p| {
+            format!("parameter `{}`", p.name)
+        });
+        let array = numpy_to_array(a, None, device).map_err(|e| {
+            kernel_arg_err(
+                a.py(),
+                format!(
+                    "kernel `{}`, {name}: cannot use a {} as an array: {e}",
+                    kernel.name(),
+                    a.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ),
+            )
+        })?;
+        let writable = p.is_some_and(|p| p.access == ingot::kernel::Access::ReadWrite);
+        if writable && array.is_writable() {
+            let in_place =
+                array.is_contiguous() && array.device() == device && is_view_of(a, &array)?;
+            if !in_place {
+                let copy = array.copy().py_err()?;
+                back.push(WriteBack {
+                    target: a.clone(),
+                    array: copy.clone(),
+                });
+                out.push(KernelArg::Array(copy));
+                continue;
+            }
+        }
+        out.push(KernelArg::Array(array));
+    }
+    Ok((out, back))
+}
+
+/// True when `array` uses the memory of the NumPy array `obj` (zero-copy wrap on the CPU).
+fn is_view_of(obj: &Bound<'_, PyAny>, array: &Array) -> PyResult<bool> {
+    let Ok(iface) = obj.getattr("__array_interface__") else {
+        return Ok(false);
+    };
+    let Ok(data) = iface.get_item("data") else {
+        return Ok(false);
+    };
+    let addr: usize = data.get_item(0)?.extract()?;
+    let Some(base) = array.buffer().host_ptr() else {
+        return Ok(false);
+    };
+    let first = base as usize + array.layout().offset() * array.dtype().size();
+    Ok(first == addr)
+}
+
+fn write_back(py: Python<'_>, back: Vec<WriteBack<'_>>) -> PyResult<()> {
+    if back.is_empty() {
+        return Ok(());
+    }
+    let np = py.import("numpy")?;
+    for wb in back {
+        let bytes = detached(py, || wb.array.to_bytes())?;
+        let target = &wb.target;
+        let Ok(dtype) = target.getattr("dtype") else {
+            continue;
+        };
+        let src = np
+            .getattr("frombuffer")?
+            .call1((PyBytes::new(py, &bytes), dtype))?
+            .call_method1("reshape", (target.getattr("shape")?,))?;
+        np.getattr("copyto")?.call1((target, src))?;
+    }
+    Ok(())
+}
+
+fn shape3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+    let v: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
+        vec![n]
+    } else {
+        obj.extract::<Vec<i64>>().map_err(|_| {
+            kernel_arg_err(
+                obj.py(),
+                format!("{what} must be an int or a tuple of 1 to 3 ints"),
+            )
+        })?
+    };
+    if v.is_empty() || v.len() > 3 {
+        return Err(kernel_arg_err(
+            obj.py(),
+            format!("{what} must have 1 to 3 dimensions, got {}", v.len()),
+        ));
+    }
+    v.iter()
+        .map(|&x| {
+            u32::try_from(x).map_err(|_| {
+                kernel_arg_err(
+                    obj.py(),
+                    format!("{what} entries must be in 0..2^32, got {x}"),
+                )
+            })
+        })
+        .collect()
+}
+
+impl PyKernel {
+    fn dispatch_and_args<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<(Dispatch, Vec<Bound<'py, PyAny>>)> {
+        let mut grid = None;
+        let mut groups = None;
+        let mut tg = None;
+        let mut tgmem = None;
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let k: String = k.extract()?;
+                let v = if v.is_none() { None } else { Some(v) };
+                match k.as_str() {
+                    "grid" => grid = v,
+                    "groups" => groups = v,
+                    "threadgroup" => tg = v,
+                    "threadgroup_memory" => tgmem = v,
+                    other => {
+                        return Err(PyTypeError::new_err(format!(
+                            "kernel call got an unexpected keyword argument {other:?} (expected grid, groups, threadgroup, threadgroup_memory)"
+                        )))
+                    }
+                }
+            }
+        }
+        let mut positional: Vec<Bound<'py, PyAny>> = args.iter().collect();
+        let mut d = match (grid, groups) {
+            (Some(_), Some(_)) => {
+                return Err(kernel_arg_err(
+                    py,
+                    format!(
+                        "kernel `{}`: give grid= (threads) or groups= (threadgroups), not both",
+                        self.inner.name()
+                    ),
+                ))
+            }
+            (Some(g), None) => Dispatch::try_threads(&shape3(&g, "grid")?).py_err()?,
+            (None, Some(g)) => Dispatch::try_groups(&shape3(&g, "groups")?).py_err()?,
+            (None, None) => {
+                let first = positional.first().filter(|f| {
+                    f.extract::<i64>().is_ok() && !f.is_instance_of::<pyo3::types::PyBool>()
+                });
+                let Some(first) = first else {
+                    return Err(kernel_arg_err(
+                        py,
+                        format!(
+                            "kernel `{}`: give the thread count first (kernel(count, *args)) or grid=/groups=",
+                            self.inner.name()
+                        ),
+                    ));
+                };
+                let count = shape3(first, "count")?;
+                positional.remove(0);
+                Dispatch::try_threads(&count).py_err()?
+            }
+        };
+        if let Some(t) = tg {
+            d = d.with_threadgroup(&shape3(&t, "threadgroup")?).py_err()?;
+        }
+        if let Some(m) = tgmem {
+            let m = m.cast::<PyDict>().map_err(|_| {
+                kernel_arg_err(
+                    py,
+                    "threadgroup_memory must be a dict {index: nbytes}".into(),
+                )
+            })?;
+            let mut map = BTreeMap::new();
+            for (k, v) in m.iter() {
+                let k: u32 = k.extract().map_err(|_| {
+                    kernel_arg_err(
+                        py,
+                        "threadgroup_memory keys must be indices (ints >= 0)".into(),
+                    )
+                })?;
+                let v: usize = v.extract().map_err(|_| {
+                    kernel_arg_err(
+                        py,
+                        "threadgroup_memory values must be byte counts (ints >= 0)".into(),
+                    )
+                })?;
+                map.insert(k, v);
+            }
+            d.threadgroup_memory = map;
+        }
+        Ok((d, positional))
+    }
+}
+
+#[pymethods]
+impl PyKernel {
+    /// The kernel's name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// The device it runs on.
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(Bound::new(
+            py,
+            crate::device::PyDevice {
+                device: self.inner.device(),
+            },
+        )?
+        .into_any())
+    }
+
+    /// Every parameter, in declaration order.
+    #[getter]
+    fn parameters(&self) -> Vec<PyKernelParameter> {
+        self.inner
+            .parameters()
+            .iter()
+            .map(|p| PyKernelParameter { info: p.clone() })
+            .collect()
+    }
+
+    /// The parameters that take an argument, in argument (buffer-index) order.
+    #[getter]
+    fn arguments(&self) -> Vec<PyKernelParameter> {
+        self.inner
+            .arguments()
+            .into_iter()
+            .map(|p| PyKernelParameter { info: p.clone() })
+            .collect()
+    }
+
+    /// The largest threadgroup the kernel accepts.
+    #[getter]
+    fn max_total_threads_per_threadgroup(&self) -> u32 {
+        self.inner.max_total_threads_per_threadgroup()
+    }
+
+    /// `kernel(count, *args)` runs exactly `count` threads (1-D); `kernel(*args, grid=...)`
+    /// (threads, 1-3 axes) or `kernel(*args, groups=...)` (threadgroups), with optional
+    /// `threadgroup=` and `threadgroup_memory={index: nbytes}`. Arrays are written in place.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let (d, positional) = self.dispatch_and_args(py, args, kwargs)?;
+            let (kargs, back) = convert_args(&self.inner, &positional)?;
+            let k = self.inner.clone();
+            detached(py, move || k.launch(&kargs, &d))?;
+            write_back(py, back)
+        })
+    }
+
+    /// Like a call, and returns the kernel's run time in seconds (device time; on the CPU the
+    /// host clock around the synchronous run).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn time<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<f64> {
+        guard(|| {
+            let (d, positional) = self.dispatch_and_args(py, args, kwargs)?;
+            let (kargs, back) = convert_args(&self.inner, &positional)?;
+            let k = self.inner.clone();
+            let t = detached(py, move || k.time(&kargs, &d))?;
+            write_back(py, back)?;
+            Ok(t)
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let args: Vec<String> = self
+            .inner
+            .arguments()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        format!(
+            "<ingot.Kernel {}({}) on {}>",
+            self.inner.name(),
+            args.join(", "),
+            self.inner.device()
+        )
+    }
+}
+
+#[pymethods]
+impl PyLibrary {
+    /// The kernel function `name`.
+    fn function(&self, name: &str) -> PyResult<PyKernel> {
+        guard(|| {
+            Ok(PyKernel {
+                inner: self.inner.function(name).py_err()?,
+            })
+        })
+    }
+
+    fn __getitem__(&self, name: &str) -> PyResult<PyKernel> {
+        self.function(name)
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.inner.functions().iter().any(|f| f == name)
+    }
+
+    /// The names of the kernel functions, in source order.
+    #[getter]
+    fn functions(&self) -> Vec<String> {
+        self.inner.functions()
+    }
+
+    /// The device the library runs on.
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(Bound::new(
+            py,
+            crate::device::PyDevice {
+                device: self.inner.device(),
+            },
+        )?
+        .into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ingot.Library [{}] on {}>",
+            self.inner.functions().join(", "),
+            self.inner.device()
+        )
+    }
+}
+
+/// Compiles MSL `source` for `device` (default: the default device). `constants` maps
+/// function-constant names (or indices) to values; `math_mode` is `"precise"` or `"fast"`;
+/// `include_dirs` are searched by `#include "..."`; `file_name` names the source in errors.
+#[pyfunction]
+#[pyo3(signature = (source, *, device = None, constants = None, math_mode = "precise", include_dirs = None, file_name = None))]
+fn compile(
+    py: Python<'_>,
+    source: &str,
+    device: Option<&Bound<'_, PyAny>>,
+    constants: Option<&Bound<'_, PyDict>>,
+    math_mode: &str,
+    include_dirs: Option<&Bound<'_, PyAny>>,
+    file_name: Option<String>,
+) -> PyResult<PyLibrary> {
+    guard(|| {
+        let device = device_from_py(device)?;
+        let mut opts = CompileOptions {
+            math_mode: MathMode::parse(math_mode).py_err()?,
+            file_name: file_name.unwrap_or_default(),
+            ..Default::default()
+        };
+        if let Some(c) = constants {
+            for (k, v) in c.iter() {
+                let key = if let Ok(i) = k.extract::<u32>() {
+                    i.to_string()
+                } else {
+                    k.extract::<String>().map_err(|_| {
+                        PyTypeError::new_err("constants keys must be names (str) or indices (int)")
+                    })?
+                };
+                let val = scalar_of(&v)?.ok_or_else(|| {
+                    PyTypeError::new_err(format!(
+                        "function constant {key:?}: value must be a bool, int or float"
+                    ))
+                })?;
+                opts.constants.insert(key, val);
+            }
+        }
+        if let Some(dirs) = include_dirs {
+            let list: Vec<Bound<'_, PyAny>> = if dirs.is_instance_of::<pyo3::types::PyString>() {
+                vec![dirs.clone()]
+            } else {
+                dirs.try_iter()?.collect::<PyResult<_>>()?
+            };
+            for d in list {
+                let s = py
+                    .import("os")?
+                    .getattr("fspath")?
+                    .call1((d,))?
+                    .extract::<String>()
+                    .map_err(|_| PyValueError::new_err("include_dirs must be paths"))?;
+                opts.include_dirs.push(s.into());
+            }
+        }
+        let src = source.to_string();
+        let lib = detached(py, move || Library::compile(&src, device, &opts))?;
+        Ok(PyLibrary { inner: lib })
+    })
+}
+
+/// Adds `compile`, `Library`, `Kernel` and `KernelParameter` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_class::<PyLibrary>()?;
+    m.add_class::<PyKernel>()?;
+    m.add_class::<PyKernelParameter>()?;
+    Ok(())
+}

@@ -66,6 +66,8 @@ use ingot_msl::{ParamKind, ScalarKind};
 pub fn backend(device: Device) -> Result<Arc<dyn KernelBackend>> {
     match device {
         Device::Cpu => Ok(crate::runtime::cpu::kernel::CpuKernelBackend::shared()),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(i) => Ok(crate::runtime::cuda::kernel_backend(i)?),
         #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
         Device::Metal(i) => Ok(crate::runtime::metal::kernel_backend(i)?),
         other => Err(Error::DeviceUnavailable(format!(

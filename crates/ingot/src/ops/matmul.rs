@@ -53,6 +53,10 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
     let out = Array::empty(&oshape, dtype, a.device())?;
     match out.device() {
         Device::Cpu => super::cpu::matmul(&x, &y, &out)?,
+        #[cfg(feature = "cuda")]
+        Device::Cuda(i) => cuda_matmul(i, &x, &y, &out)?,
+        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+        Device::Metal(_) => crate::runtime::metal::matmul::matmul(&x, &y, &out)?,
         other => return Err(Error::DeviceUnavailable(format!("{other}: no ops backend"))),
     }
     let mut res = out;
@@ -63,4 +67,19 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
         res = res.squeeze(Some(&[-1]))?;
     }
     Ok(res)
+}
+
+/// cuBLAS for float dtypes; other dtypes are computed on the host (cuBLAS has no general
+/// integer GEMM) and copied back.
+#[cfg(feature = "cuda")]
+fn cuda_matmul(ordinal: usize, x: &Array, y: &Array, out: &Array) -> Result<()> {
+    if x.shape()[x.ndim() - 1] == 0 {
+        return out.fill(crate::dtype::Scalar::Int(0));
+    }
+    if out.dtype().is_float() {
+        let rt = crate::runtime::cuda::runtime(ordinal)?;
+        return crate::runtime::cuda::blas::matmul(rt.inner(), x, y, out);
+    }
+    let host = matmul(&x.to_device(Device::Cpu)?, &y.to_device(Device::Cpu)?)?;
+    out.assign(&host.to_device(out.device())?)
 }

@@ -167,7 +167,7 @@ pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
     let rt: Arc<dyn Runtime> = match device {
         Device::Cpu => Arc::new(cpu::CpuRuntime::new()),
         #[cfg(feature = "cuda")]
-        Device::Cuda(i) => Arc::new(cuda::CudaRuntime::new(i)?),
+        Device::Cuda(i) => cuda::runtime(i)?,
         #[cfg(not(feature = "cuda"))]
         Device::Cuda(_) => {
             return Err(Error::DeviceUnavailable(format!(

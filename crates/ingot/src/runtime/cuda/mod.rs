@@ -1,13 +1,17 @@
 //! The CUDA runtime: one primary context and one stream per device, a caching memory pool,
 //! asynchronous copies and launches, and device errors reported at the next synchronisation.
 
+pub mod blas;
 mod driver;
+pub mod kernel;
+pub mod nvrtc;
 mod pool;
 
 pub use driver::{device_count, driver_present};
 pub use pool::size_class;
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{result, sys};
 
@@ -123,11 +127,13 @@ impl CudaInner {
     }
 }
 
-/// Device memory from the pool; dropping it returns the block to the pool.
+/// Device memory: a block from the pool (returned to it on drop), or memory owned by another
+/// library (a PyTorch or CuPy tensor imported through DLPack) kept alive by `owner`.
 pub struct CudaMemory {
     ptr: sys::CUdeviceptr,
     class: usize,
     inner: Arc<CudaInner>,
+    owner: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl CudaMemory {
@@ -144,18 +150,74 @@ impl CudaMemory {
 
 impl Drop for CudaMemory {
     fn drop(&mut self) {
-        self.inner.pool.release(self.ptr, self.class);
+        if self.owner.is_none() {
+            self.inner.pool.release(self.ptr, self.class);
+        }
     }
+}
+
+/// Wraps device memory owned by someone else (for example a DLPack tensor) as a buffer of
+/// CUDA device `ordinal`, without copying.
+///
+/// # Safety
+/// `ptr` must be a device address of that device's context valid for `nbytes` bytes while
+/// `owner` is alive; dropping `owner` releases it.
+pub unsafe fn foreign_buffer(
+    ordinal: usize,
+    ptr: u64,
+    nbytes: usize,
+    writable: bool,
+    owner: Box<dyn std::any::Any + Send + Sync>,
+) -> Result<Buffer> {
+    let rt = runtime(ordinal)?;
+    let mem = CudaMemory {
+        ptr,
+        class: 0,
+        inner: rt.inner.clone(),
+        owner: Some(owner),
+    };
+    Ok(Buffer::new(
+        Storage::Cuda(mem),
+        nbytes,
+        Device::Cuda(ordinal),
+        writable,
+    ))
 }
 
 /// An NVIDIA GPU as an ingot device.
 pub struct CudaRuntime {
     inner: Arc<CudaInner>,
+    kernels: OnceLock<Arc<kernel::CudaKernels>>,
+}
+
+/// The runtime of CUDA device `ordinal`, opened on first use and shared afterwards.
+pub fn runtime(ordinal: usize) -> Result<Arc<CudaRuntime>> {
+    static RUNTIMES: OnceLock<Mutex<HashMap<usize, Arc<CudaRuntime>>>> = OnceLock::new();
+    let mut map = RUNTIMES
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(rt) = map.get(&ordinal) {
+        return Ok(rt.clone());
+    }
+    let rt = Arc::new(CudaRuntime::new(ordinal)?);
+    map.insert(ordinal, rt.clone());
+    Ok(rt)
+}
+
+/// The kernel engine of CUDA device `ordinal`.
+pub fn kernel_backend(ordinal: usize) -> Result<Arc<kernel::CudaKernels>> {
+    let rt = runtime(ordinal)?;
+    Ok(rt
+        .kernels
+        .get_or_init(|| Arc::new(kernel::CudaKernels::new(rt.inner.clone())))
+        .clone())
 }
 
 impl CudaRuntime {
     /// Opens device `ordinal`: retains its primary context and creates its stream.
-    pub fn new(ordinal: usize) -> Result<CudaRuntime> {
+    /// Use [`runtime`] to share one per device.
+    fn new(ordinal: usize) -> Result<CudaRuntime> {
         if !driver_present() {
             return Err(Error::DeviceUnavailable(format!(
                 "cuda:{ordinal}: no CUDA driver (libcuda) found on this machine"
@@ -206,6 +268,7 @@ impl CudaRuntime {
                 in_flight: Mutex::new(Vec::new()),
                 poisoned: Mutex::new(None),
             }),
+            kernels: OnceLock::new(),
         })
     }
 
@@ -259,6 +322,7 @@ impl Runtime for CudaRuntime {
             ptr,
             class,
             inner: self.inner.clone(),
+            owner: None,
         };
         Ok(Buffer::new(Storage::Cuda(mem), nbytes, self.device(), true))
     }

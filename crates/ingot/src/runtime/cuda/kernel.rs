@@ -1,0 +1,472 @@
+//! User and built-in MSL kernels on CUDA: translate, compile with NVRTC for the device's own
+//! architecture, cache the cubin in memory and on disk, and launch with exact Metal semantics.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{result, sys};
+
+use super::driver::check;
+use super::nvrtc;
+use super::CudaInner;
+use crate::cache;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::backend::{
+    BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
+    MathMode,
+};
+
+/// The kernel engine of one CUDA device.
+pub struct CudaKernels {
+    inner: Arc<CudaInner>,
+    /// Compiled libraries by cache key: a second `compile` of the same source is a lookup.
+    libraries: Mutex<HashMap<String, Arc<CudaLibrary>>>,
+}
+
+impl CudaKernels {
+    /// The engine for the device behind `inner`.
+    pub fn new(inner: Arc<CudaInner>) -> CudaKernels {
+        CudaKernels {
+            inner,
+            libraries: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// A loaded CUDA module; unloaded when the last library or function using it goes.
+struct LoadedModule {
+    inner: Arc<CudaInner>,
+    module: sys::CUmodule,
+}
+
+// SAFETY: a CUmodule is a handle usable from any thread with the context current.
+unsafe impl Send for LoadedModule {}
+unsafe impl Sync for LoadedModule {}
+
+/// A compiled library: its module and the reflection of its source.
+pub struct CudaLibrary {
+    inner: Arc<CudaInner>,
+    module: Arc<LoadedModule>,
+    reflection: ingot_msl::Module,
+    functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
+}
+
+impl Drop for LoadedModule {
+    fn drop(&mut self) {
+        if self.inner.bind().is_ok() {
+            // Queued launches of this module finish first.
+            let _ = self.inner.synchronize();
+            // SAFETY: the module was loaded by us and is unloaded once.
+            let _ = unsafe { result::module::unload(self.module) };
+        }
+    }
+}
+
+/// One entry point of a loaded module.
+pub struct CudaFunction {
+    inner: Arc<CudaInner>,
+    // Keeps the module loaded while the function lives.
+    _module: Arc<LoadedModule>,
+    func: sys::CUfunction,
+    name: String,
+    max_threads: u32,
+    dynamic_smem_limit: Mutex<u32>,
+}
+
+// SAFETY: CUfunction handles are usable from any thread with the context current.
+unsafe impl Send for CudaFunction {}
+unsafe impl Sync for CudaFunction {}
+
+fn arch_of(inner: &CudaInner) -> (i32, i32) {
+    inner.properties().compute_capability
+}
+
+impl KernelBackend for CudaKernels {
+    fn device(&self) -> Device {
+        Device::Cuda(self.inner.ordinal())
+    }
+
+    fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>> {
+        let constants = options
+            .constants
+            .iter()
+            .map(|(k, v)| (k.clone(), scalar_text(*v)))
+            .collect();
+        let mut msl_options = ingot_msl::Options::new(ingot_msl::Target::Cuda);
+        msl_options.file_name = options.file().to_string();
+        msl_options.constants = constants;
+        msl_options.fast_math = options.math_mode == MathMode::Fast;
+        msl_options.include_dirs = options.include_dirs.clone();
+        let translation = ingot_msl::translate(source, &msl_options)
+            .map_err(|e| Error::Compile(e.to_string()))?;
+        let headers = ingot_msl::prelude_files(ingot_msl::Target::Cuda);
+        let arch = arch_of(&self.inner);
+        let (nv_major, nv_minor) = nvrtc::version()?;
+        let mut flags: Vec<String> = vec!["-default-device".to_string()];
+        match options.math_mode {
+            // IEEE results as NumPy computes them: no contraction of a*b+c into one rounding.
+            MathMode::Precise => flags.extend(["--fmad=false".to_string()]),
+            MathMode::Fast => flags.push("--use_fast_math".to_string()),
+        }
+        let mut prelude_bytes = Vec::new();
+        for (n, t) in headers {
+            prelude_bytes.extend_from_slice(n.as_bytes());
+            prelude_bytes.extend_from_slice(t.as_bytes());
+        }
+        let key = cache::key(&[
+            translation.text.as_bytes(),
+            &prelude_bytes,
+            flags.join(" ").as_bytes(),
+            format!("sm_{}{} nvrtc {nv_major}.{nv_minor}", arch.0, arch.1).as_bytes(),
+        ]);
+        if let Some(lib) = self
+            .libraries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(lib.clone());
+        }
+        self.inner.bind()?;
+        let module = match cache::read("cuda", &key, "cubin").and_then(|c| load_module(&c).ok()) {
+            Some(m) => m,
+            None => {
+                let cubin =
+                    nvrtc::compile_cubin(&translation.text, options.file(), headers, arch, &flags)?;
+                let m = load_module(&cubin)?;
+                // A cache that cannot be written only costs a recompile next time.
+                let _ = cache::write("cuda", &key, "cubin", &cubin);
+                m
+            }
+        };
+        let lib = Arc::new(CudaLibrary {
+            inner: self.inner.clone(),
+            module: Arc::new(LoadedModule {
+                inner: self.inner.clone(),
+                module,
+            }),
+            reflection: translation.module,
+            functions: Mutex::new(HashMap::new()),
+        });
+        self.libraries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, lib.clone());
+        Ok(lib)
+    }
+
+    fn max_threadgroup_memory(&self) -> usize {
+        (self
+            .inner
+            .properties()
+            .max_shared_memory_per_block_optin
+            .max(48 * 1024)) as usize
+    }
+}
+
+fn scalar_text(v: crate::dtype::Scalar) -> String {
+    match v {
+        crate::dtype::Scalar::Bool(b) => b.to_string(),
+        crate::dtype::Scalar::Int(i) => i.to_string(),
+        crate::dtype::Scalar::UInt(u) => u.to_string(),
+        crate::dtype::Scalar::Float(f) => format!("{f:?}"),
+    }
+}
+
+fn load_module(cubin: &[u8]) -> Result<sys::CUmodule> {
+    // SAFETY: the image is a complete cubin produced by NVRTC (or a cache entry, which the
+    // driver validates: a corrupt one fails here and is recompiled).
+    check(
+        unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) },
+        "cuModuleLoadData",
+    )
+}
+
+impl CompiledLibrary for CudaLibrary {
+    fn module(&self) -> &ingot_msl::Module {
+        &self.reflection
+    }
+
+    fn function(&self, name: &str) -> Result<Arc<dyn CompiledFunction>> {
+        if let Some(f) = self
+            .functions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+        {
+            return Ok(f.clone());
+        }
+        self.inner.bind()?;
+        let cname = CString::new(name)
+            .map_err(|_| Error::Value(format!("kernel name {name:?} contains a NUL byte")))?;
+        // SAFETY: the module is loaded; the name is NUL-terminated.
+        let func = check(
+            unsafe { result::module::get_function(self.module.module, cname) },
+            &format!("cuModuleGetFunction({name})"),
+        )?;
+        let max_threads = unsafe {
+            result::function::get_function_attribute(
+                func,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )
+        }
+        .unwrap_or(1024)
+        .clamp(1, 1024) as u32;
+        let me = Arc::new(CudaFunction {
+            inner: self.inner.clone(),
+            _module: self.module.clone(),
+            func,
+            name: name.to_string(),
+            max_threads,
+            dynamic_smem_limit: Mutex::new(48 * 1024),
+        });
+        self.functions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), me.clone());
+        Ok(me)
+    }
+}
+
+/// One kernel launch: grid of blocks, block of threads, and the launch block for the wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub params: LaunchParams,
+    pub blocks: u32,
+    pub threads: u32,
+}
+
+/// Splits a launch into CUDA launches that reproduce Metal's semantics exactly:
+/// a dispatch in groups is one launch; a dispatch in threads is one launch in 1-D (threads past
+/// the grid return at entry) and up to 8 in 2-D/3-D, where the edge groups run with their real,
+/// smaller size so that SIMD-groups follow the actual width.
+pub fn regions(l: &LaunchParams) -> Result<Vec<Region>> {
+    let total_groups = l.total_groups();
+    if total_groups == 0 || l.grid.contains(&0) {
+        return Ok(Vec::new());
+    }
+    let one = |p: LaunchParams| -> Result<Region> {
+        let blocks: u64 = p.region.iter().map(|&r| r as u64).product();
+        let threads: u64 = p.block.iter().map(|&b| b as u64).product();
+        if blocks > i32::MAX as u64 {
+            return Err(Error::Value(format!(
+                "dispatch of {blocks} threadgroups exceeds the CUDA limit of {}",
+                i32::MAX
+            )));
+        }
+        Ok(Region {
+            params: p,
+            blocks: blocks as u32,
+            threads: threads as u32,
+        })
+    };
+    let multi_d = l.grid[1] > 1 || l.grid[2] > 1 || l.tg[1] > 1 || l.tg[2] > 1;
+    if l.exact == 0 || !multi_d {
+        let mut p = *l;
+        p.origin = [0; 3];
+        p.region = l.groups;
+        p.block = l.tg;
+        return Ok(vec![one(p)?]);
+    }
+    let parts: [Vec<(u32, u32, u32)>; 3] = [0, 1, 2].map(|d| {
+        let (full, rest) = (l.grid[d] / l.tg[d], l.grid[d] % l.tg[d]);
+        let mut v = Vec::new();
+        if full > 0 {
+            v.push((0, full, l.tg[d]));
+        }
+        if rest > 0 {
+            v.push((full, 1, rest));
+        }
+        v
+    });
+    let mut out = Vec::new();
+    for &(ox, nx, bx) in &parts[0] {
+        for &(oy, ny, by) in &parts[1] {
+            for &(oz, nz, bz) in &parts[2] {
+                let mut p = *l;
+                p.origin = [ox, oy, oz];
+                p.region = [nx, ny, nz];
+                p.block = [bx, by, bz];
+                out.push(one(p)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl CompiledFunction for CudaFunction {
+    fn max_total_threads_per_threadgroup(&self) -> u32 {
+        self.max_threads
+    }
+
+    fn slot_sizes(&self) -> Option<&[u32]> {
+        None
+    }
+
+    fn launch(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<()> {
+        let regions = regions(launch)?;
+        if regions.is_empty() {
+            return Ok(());
+        }
+        self.inner.bind()?;
+        let smem = launch.tgmem_total() as u32;
+        self.ensure_smem_limit(smem)?;
+        // Storage the parameter array points into; it lives until every cuLaunchKernel returned.
+        let mut pointers: Vec<u64> = Vec::with_capacity(args.len());
+        for a in args {
+            if let BoundArg::Buffer { buffer, offset, .. } = a {
+                let base = buffer.device_ptr().ok_or_else(|| {
+                    Error::DeviceMismatch(format!(
+                        "{}: a buffer on {} passed to a CUDA kernel",
+                        self.name,
+                        buffer.device()
+                    ))
+                })?;
+                pointers.push(base + *offset as u64);
+            }
+        }
+        for r in &regions {
+            let mut params = r.params;
+            let mut raw: Vec<*mut c_void> = Vec::with_capacity(args.len() + 1);
+            raw.push(&mut params as *mut LaunchParams as *mut c_void);
+            let mut next_ptr = 0usize;
+            for a in args {
+                match a {
+                    BoundArg::Buffer { .. } => {
+                        raw.push(&mut pointers[next_ptr] as *mut u64 as *mut c_void);
+                        next_ptr += 1;
+                    }
+                    BoundArg::Bytes(bytes) => raw.push(bytes.as_ptr() as *mut c_void),
+                }
+            }
+            // SAFETY: `raw` has one pointer per kernel parameter in the wrapper's order
+            // (`ingot::launch`, then one per ABI slot), each valid for the call.
+            unsafe {
+                result::launch_kernel(
+                    self.func,
+                    (r.blocks, 1, 1),
+                    (r.threads, 1, 1),
+                    smem,
+                    self.inner.stream(),
+                    &mut raw,
+                )
+            }
+            .map_err(|e| self.inner.fault(e, &format!("launching {}", self.name)))?;
+        }
+        self.inner.note_launch(&self.name);
+        Ok(())
+    }
+
+    fn time(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<f64> {
+        self.inner.bind()?;
+        let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let start = check(result::event::create(flags), "cuEventCreate")?;
+        let end = check(result::event::create(flags), "cuEventCreate")?;
+        let timed = (|| -> Result<f64> {
+            // SAFETY: events and stream belong to the bound context.
+            unsafe {
+                check(
+                    result::event::record(start, self.inner.stream()),
+                    "cuEventRecord",
+                )?;
+                self.launch(launch, args)?;
+                check(
+                    result::event::record(end, self.inner.stream()),
+                    "cuEventRecord",
+                )?;
+                result::event::synchronize(end)
+                    .map_err(|e| self.inner.fault(e, &format!("timing {}", self.name)))?;
+                let ms = check(result::event::elapsed(start, end), "cuEventElapsedTime")?;
+                Ok(ms as f64 / 1e3)
+            }
+        })();
+        // SAFETY: created above, destroyed once.
+        unsafe {
+            let _ = result::event::destroy(start);
+            let _ = result::event::destroy(end);
+        }
+        timed
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.inner.synchronize()
+    }
+}
+
+impl CudaFunction {
+    fn ensure_smem_limit(&self, bytes: u32) -> Result<()> {
+        let mut limit = self
+            .dynamic_smem_limit
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if bytes > *limit {
+            // SAFETY: raising a function attribute of a loaded function.
+            unsafe {
+                check(
+                    result::function::set_function_attribute(
+                        self.func,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        bytes as i32,
+                    ),
+                    &format!(
+                        "{}: {bytes} bytes of threadgroup memory exceed the device's limit",
+                        self.name
+                    ),
+                )?;
+            }
+            *limit = bytes;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lp(grid: [u32; 3], tg: [u32; 3], exact: bool) -> LaunchParams {
+        let groups = [0, 1, 2].map(|d| grid[d].div_ceil(tg[d]));
+        LaunchParams {
+            grid,
+            tg,
+            groups,
+            origin: [0; 3],
+            region: groups,
+            block: tg,
+            exact: exact as u32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_d_is_one_launch() {
+        let r = regions(&lp([1000, 1, 1], [256, 1, 1], true)).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].blocks, r[0].threads), (4, 256));
+    }
+
+    #[test]
+    fn two_d_edges_get_their_own_block_shape() {
+        let r = regions(&lp([100, 30, 1], [16, 8, 1], true)).unwrap();
+        // x: 6 full + edge of 4; y: 3 full + edge of 6.
+        assert_eq!(r.len(), 4);
+        let threads: u64 = r.iter().map(|x| x.blocks as u64 * x.threads as u64).sum();
+        assert_eq!(threads, 100 * 30);
+        let corner = r
+            .iter()
+            .find(|x| x.params.origin == [6, 3, 0])
+            .expect("corner region");
+        assert_eq!(corner.params.block, [4, 6, 1]);
+        assert_eq!(corner.blocks, 1);
+    }
+
+    #[test]
+    fn groups_dispatch_is_one_launch_and_empty_is_none() {
+        let mut l = lp([64, 64, 1], [8, 8, 1], false);
+        l.exact = 0;
+        assert_eq!(regions(&l).unwrap().len(), 1);
+        assert!(regions(&lp([0, 4, 1], [8, 8, 1], true)).unwrap().is_empty());
+    }
+}

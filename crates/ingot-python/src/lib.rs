@@ -10,6 +10,7 @@ pub mod device;
 pub mod dtype;
 pub mod errors;
 pub mod indexing;
+pub mod interop;
 pub mod kernel;
 pub mod ops;
 
@@ -25,5 +26,6 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     creation::register(m)?;
     ops::register(m)?;
     kernel::register(m)?;
+    interop::register(m)?;
     Ok(())
 }

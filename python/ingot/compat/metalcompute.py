@@ -148,15 +148,15 @@ class Run:
             pass
 
 
-def _as_buffer_arg(arg: Any, param: Any, fn_name: str) -> Any:
+def _as_buffer_arg(arg: Any, param: Any, fn_name: str, np_dtype: Optional[np.dtype] = None) -> Any:
     """A NumPy view of ``arg``'s bytes typed as ``param``'s pointee (zero-copy), or ``arg``."""
     if isinstance(arg, ingot.Array):
         return arg
     if isinstance(arg, np.ndarray):
-        if param is not None and param.kind == "buffer" and param.dtype is not None and arg.dtype != np.dtype(str(param.dtype)):
+        if np_dtype is not None and arg.dtype != np_dtype:
             if not arg.flags.c_contiguous:
                 raise KernelArgumentError(f"{fn_name}: argument for `{param.name}` must be contiguous")
-            return arg.reshape(-1).view(np.uint8).view(np.dtype(str(param.dtype)))
+            return arg.reshape(-1).view(np.uint8).view(np_dtype)
         return arg
     if isinstance(arg, (bytes, bytearray, memoryview, _pyarray.array)) or _has_buffer(arg):
         mv = memoryview(arg)
@@ -165,7 +165,7 @@ def _as_buffer_arg(arg: Any, param: Any, fn_name: str) -> Any:
         raw = np.frombuffer(mv.cast("B"), dtype=np.uint8)
         if param is None or param.kind != "buffer":
             return bytes(raw) if param is not None and param.kind != "buffer" else raw
-        dtype = np.dtype(str(param.dtype)) if param.dtype is not None else np.dtype(np.uint8)
+        dtype = np_dtype if np_dtype is not None else np.dtype(np.uint8)
         n = raw.nbytes // dtype.itemsize
         if n == 0 and raw.nbytes:
             raise KernelArgumentError(
@@ -192,6 +192,10 @@ class Function:
         self.kernel = kernel
         self._device = device
         self._params = list(kernel.arguments)
+        # the NumPy dtype a byte buffer is viewed as, per parameter (None: raw bytes / not a buffer)
+        self._np_dtypes = [
+            np.dtype(str(p.dtype)) if p.kind == "buffer" and p.dtype is not None else None for p in self._params
+        ]
         self.name = kernel.name
 
     def __call__(self, count: int, *args: Any) -> Run:
@@ -209,12 +213,12 @@ class Function:
             )
         converted = []
         pending = False
-        for a, p in zip(args, self._params):
+        for a, p, dt in zip(args, self._params, self._np_dtypes):
             if isinstance(a, bytes) and p.kind == "buffer" and p.access == "read_write":
                 raise KernelArgumentError(
                     f"{self.name}: `{p.name}` is written by the kernel; pass a writable buffer, not bytes"
                 )
-            c = _as_buffer_arg(a, p, self.name)
+            c = _as_buffer_arg(a, p, self.name, dt)
             pending = pending or isinstance(c, ingot.Array)
             converted.append(c)
         if count == 0:

@@ -138,8 +138,8 @@ def _to_numpy(x: Any) -> np.ndarray:
 
 
 def _sync(device: Any) -> None:
-    sync = getattr(ingot, "synchronize", None)
-    if sync is not None:
+    sync = getattr(ingot, "synchronize", None) or getattr(ingot._ingot, "synchronize", None)
+    if sync is not None:  # releases the GIL while waiting
         sync(device)
     else:
         device.synchronize()

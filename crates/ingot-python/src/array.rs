@@ -172,6 +172,36 @@ impl PyArray {
         guard(|| Ok(self.inner.matrix_transpose().py_err()?.into()))
     }
 
+    /// DLPack export: a capsule viewing this array's memory (CPU or CUDA), for
+    /// `torch.from_dlpack(x)`, `cupy.from_dlpack(x)`, `numpy.from_dlpack(x)`.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<&Bound<'_, PyAny>>,
+        dl_device: Option<&Bound<'_, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (stream, max_version, dl_device);
+        if copy == Some(true) {
+            let c = detached(py, || self.inner.copy())?;
+            return crate::interop::to_dlpack(py, &c);
+        }
+        crate::interop::to_dlpack(py, &self.inner)
+    }
+
+    /// `(device_type, device_id)` as DLPack numbers devices (1 = CPU, 2 = CUDA).
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
+        crate::interop::dlpack_device(&self.inner)
+    }
+
+    /// The CUDA array interface (version 3), for CUDA arrays only.
+    #[getter]
+    fn __cuda_array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::interop::cuda_array_interface(py, &self.inner)
+    }
+
     /// NumPy's array interface, for zero-copy `numpy.asarray(x)` of CPU arrays (not bfloat16).
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -232,5 +232,11 @@ def eye(
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[builtins.bool] = None) -> Array:
-    """An ingot array from a DLPack producer (through NumPy, on the CPU)."""
-    return asarray(np.from_dlpack(x), device=device, copy=copy)
+    """An ingot array viewing a DLPack producer's memory (PyTorch, CuPy, NumPy, JAX...) without
+    copying, on the producer's device (CPU or CUDA). ``copy=True`` copies; ``device=`` moves."""
+    a = _ingot.from_dlpack(x)
+    if copy:
+        a = a.copy()
+    if device is not None:
+        a = a.to_device(device)
+    return a

@@ -15,8 +15,13 @@ pub(crate) fn exp_f32(x: f32) -> f32 {
     // ln 2 split so that n * LN2_HI is exact for |n| < 2^9.
     const LN2_HI: f32 = 0.693_359_375;
     const LN2_LO: f32 = -2.121_944_4e-4;
+    // Rounding by adding 1.5 * 2^23 leaves n in the low mantissa bits: a vector integer
+    // subtract instead of a float-to-int conversion (which Rust saturates lane by lane).
+    const MAGIC: f32 = 12_582_912.0;
     let xc = x.clamp(-104.0, 89.0);
-    let n = (xc * LOG2E).round_ties_even();
+    let t = xc * LOG2E + MAGIC;
+    let n = t - MAGIC;
+    let ni = t.to_bits() as i32 - 0x4b40_0000;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
     let z = r * r;
     let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
@@ -25,7 +30,6 @@ pub(crate) fn exp_f32(x: f32) -> f32 {
         + 5.000_000_1e-1;
     let y = p * z + r + 1.0;
     // 2^n in two factors so that denormal results and n = 128 stay exact until the last product.
-    let ni = n as i32;
     let n1 = ni >> 1;
     let n2 = ni - n1;
     let s1 = f32::from_bits(((n1 + 127) as u32) << 23);
@@ -84,9 +88,12 @@ fn sincos_reduced(x: f32) -> (f32, f32, u32) {
     const PIO2_HI: f64 = 1.570_796_326_734_125_6;
     const PIO2_LO: f64 = 6.077_100_506_506_192e-11;
     let xd = x as f64;
-    let j = (xd * TWO_OVER_PI).round_ties_even();
+    // Rounding by adding 1.5 * 2^52 leaves j in the low mantissa bits (see exp_f32).
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let t = xd * TWO_OVER_PI + MAGIC;
+    let j = t - MAGIC;
     let r = ((xd - j * PIO2_HI) - j * PIO2_LO) as f32;
-    let q = (j as i32) as u32;
+    let q = t.to_bits() as u32;
     let z = r * r;
     let s = ((-1.951_529_6e-4 * z + 8.332_161e-3) * z - 1.666_665_5e-1) * z * r + r;
     let c = ((2.443_315_7e-5 * z - 1.388_731_6e-3) * z + 4.166_664_6e-2) * z * z - 0.5 * z + 1.0;

@@ -92,20 +92,38 @@ fn better<T: Elem, const MAX: bool>(b: T, a: T) -> bool {
     }
 }
 
-/// The max (`MAX`) or min of the non-empty `xs`; a NaN if any element is NaN.
+/// The max (`MAX`) or min of the non-empty `xs`; a NaN if any element is NaN. Values and NaN
+/// flags live in separate lane arrays so that the loop vectorises.
 #[inline(always)]
 fn extreme<T: Elem, const MAX: bool>(xs: &[T]) -> T {
-    let first = xs[0];
-    let (m, nan) = lanes_fold(
-        xs,
-        (first, false),
-        |(m, n), v| (if better::<T, MAX>(v, m) { v } else { m }, n | v.is_nan_()),
-        |(a, na), (b, nb)| (if better::<T, MAX>(b, a) { b } else { a }, na | nb),
-    );
-    if nan {
-        *xs.iter().find(|v| v.is_nan_()).unwrap_or(&m)
+    let mut m = [xs[0]; LANES];
+    let mut nan = [false; LANES];
+    let mut it = xs.chunks_exact(LANES);
+    for c in &mut it {
+        for i in 0..LANES {
+            let v = c[i];
+            m[i] = if better::<T, MAX>(v, m[i]) { v } else { m[i] };
+            nan[i] |= v.is_nan_();
+        }
+    }
+    let mut best = m[0];
+    let mut any_nan = false;
+    for i in 0..LANES {
+        best = if better::<T, MAX>(m[i], best) {
+            m[i]
+        } else {
+            best
+        };
+        any_nan |= nan[i];
+    }
+    for &v in it.remainder() {
+        best = if better::<T, MAX>(v, best) { v } else { best };
+        any_nan |= v.is_nan_();
+    }
+    if any_nan {
+        *xs.iter().find(|v| v.is_nan_()).unwrap_or(&best)
     } else {
-        m
+        best
     }
 }
 

@@ -187,6 +187,20 @@ pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
     Ok(rt)
 }
 
+/// Whether arrays of `dtype` can live on `device`: Metal GPUs have no float64
+/// ([`Error::UnsupportedDType`]); every other device holds every dtype. Array constructors call
+/// this before allocating.
+pub fn check_dtype(device: Device, dtype: crate::dtype::DType) -> Result<()> {
+    match device {
+        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+        Device::Metal(_) => metal::check_dtype(dtype),
+        _ => {
+            let _ = dtype;
+            Ok(())
+        }
+    }
+}
+
 /// The GPUs present on this machine, best first (Metal devices, then CUDA devices).
 pub fn available_gpus() -> Vec<Device> {
     #[allow(unused_mut)]

@@ -11,8 +11,9 @@ pip install -q --no-deps --target /tmp/site .gpu/wheels/*.whl && export PYTHONPA
 step() { echo "== $1"; }
 if [ "${SKIP_RUST:-0}" != 1 ]; then
   step "rust tests on cuda"
-  for t in .gpu/bin/*; do
-    echo "-- $t"; "$t" -q 2>&1 | tail -n 25
+  for name in ${RUST_TESTS:-cuda_runtime cuda_kernels gpu_ops}; do
+    t=".gpu/bin/$name"; [ -x "$t" ] || { echo "-- $t missing"; continue; }
+    echo "-- $t"; timeout "${RUST_TIMEOUT:-240}" "$t" -q 2>&1 | tail -n 40
   done 2>&1 | tee "$OUT/rust.log" | grep -E "^--|test result|FAILED|panicked|error" | head -60
 fi
 if [ -d .gpu/corpus ] && [ -f .gpu/nvrtc_check.py ] && [ "${SKIP_NVRTC:-0}" != 1 ]; then

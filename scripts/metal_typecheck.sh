@@ -76,6 +76,6 @@ echo "== metal type-check: cargo check (objc2-metal $version without framework l
 cargo check --config "$patch_arg" -p ingot --no-default-features --features metal-gnustep --lib --tests
 echo "== metal type-check: cargo clippy"
 cargo clippy --config "$patch_arg" -p ingot --no-default-features --features metal-gnustep --lib --tests -- -D warnings
-echo "== metal type-check: cargo check with cuda too"
-cargo check --config "$patch_arg" -p ingot --features metal-gnustep --lib --tests
+echo "== metal type-check: cargo clippy with the cuda backend too"
+cargo clippy --config "$patch_arg" -p ingot --features metal-gnustep --lib --tests -- -D warnings
 echo "metal type-check passed"

@@ -70,6 +70,8 @@ pub fn backend(device: Device) -> Result<Arc<dyn KernelBackend>> {
         Device::Cuda(i) => Ok(crate::runtime::cuda::kernel_backend(i)?),
         #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
         Device::Metal(i) => Ok(crate::runtime::metal::kernel_backend(i)?),
+        // Unreachable when every backend is compiled in.
+        #[allow(unreachable_patterns)]
         other => Err(Error::DeviceUnavailable(format!(
             "{other}: this build of ingot cannot run MSL kernels on {}",
             other.kind()

@@ -157,9 +157,9 @@ fn zero_copy_wrap_of_page_aligned_memory() {
     }
     assert!(freed.load(std::sync::atomic::Ordering::SeqCst));
     // Misaligned memory is refused (the caller copies instead).
-    let v = vec![0u8; 100];
-    // SAFETY: `v` outlives the call and is not wrapped (None is returned).
-    let r = unsafe { rt.wrap_host(v.as_ptr() as *mut u8, 100, Box::new(()), false) }.unwrap();
+    let mut v = [0u8; 100];
+    // SAFETY: `v` outlives the call; a length that is not a page multiple is never wrapped.
+    let r = unsafe { rt.wrap_host(v.as_mut_ptr(), 100, Box::new(()), false) }.unwrap();
     assert!(r.is_none());
 }
 

@@ -500,9 +500,20 @@ impl MetalFunction {
     /// returned in `temps` (they must live until the dispatch is encoded).
     fn resolve<'a>(
         &self,
+        launch: &LaunchParams,
         args: &'a [BoundArg],
         temps: &'a mut Vec<TempBuffer>,
     ) -> Result<Vec<(u32, Binding<'a>)>> {
+        let dynamic = launch_tgmem(launch);
+        let fixed = self.pipeline.staticThreadgroupMemoryLength();
+        let limit = self.inner.properties().max_threadgroup_memory;
+        if dynamic + fixed > limit {
+            return Err(Error::KernelArgument(format!(
+                "kernel `{}`: {dynamic} bytes of threadgroup memory plus the kernel's {fixed} \
+                 static bytes exceed the device's {limit} bytes",
+                self.name
+            )));
+        }
         if args.len() != self.slots.len() {
             return Err(Error::KernelArgument(format!(
                 "kernel `{}` takes {} buffer/bytes arguments, {} were bound",
@@ -636,6 +647,10 @@ impl TempBuffer {
     }
 }
 
+fn launch_tgmem(launch: &LaunchParams) -> usize {
+    launch.tgmem_size.iter().map(|&s| s as usize).sum()
+}
+
 fn is_empty(launch: &LaunchParams) -> bool {
     launch.grid.contains(&0) || launch.groups.contains(&0) || launch.tg.contains(&0)
 }
@@ -654,7 +669,7 @@ impl CompiledFunction for MetalFunction {
             return Ok(());
         }
         let mut temps = Vec::new();
-        let bindings = self.resolve(args, &mut temps)?;
+        let bindings = self.resolve(launch, args, &mut temps)?;
         self.inner
             .encode_compute(&self.name, |enc| self.encode(enc, launch, &bindings))
     }
@@ -664,7 +679,7 @@ impl CompiledFunction for MetalFunction {
             return Ok(0.0);
         }
         let mut temps = Vec::new();
-        let bindings = self.resolve(args, &mut temps)?;
+        let bindings = self.resolve(launch, args, &mut temps)?;
         self.inner
             .time_compute(&self.name, |enc| self.encode(enc, launch, &bindings))
     }

@@ -64,6 +64,12 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, MemoryInfo, Runtime, Storage};
 
+// `MTLCreateSystemDefaultDevice` (and device enumeration in a command-line process) returns no
+// device unless CoreGraphics is linked (objc2-metal's documentation); objc2-metal links Metal.
+#[cfg(target_os = "macos")]
+#[link(name = "CoreGraphics", kind = "framework")]
+extern "C" {}
+
 /// A retained Metal device.
 pub type MtlDevice = Retained<ProtocolObject<dyn MTLDevice>>;
 type MtlCommandBuffer = Retained<ProtocolObject<dyn MTLCommandBuffer>>;

@@ -252,7 +252,7 @@ pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()
 fn dispatch(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
     match out.device() {
         Device::Cpu => super::cpu::binary(op, x, y, out),
-        other => Err(Error::DeviceUnavailable(format!("{other}: no ops backend"))),
+        Device::Cuda(_) | Device::Metal(_) => super::gpu::binary(op, x, y, out),
     }
 }
 
@@ -266,7 +266,7 @@ pub fn where_(cond: &Array, a: &Array, b: &Array) -> Result<Array> {
     let out = Array::empty(&shape, result, a.device())?;
     match out.device() {
         Device::Cpu => super::cpu::where_(&c, &x, &y, &out)?,
-        other => return Err(Error::DeviceUnavailable(format!("{other}: no ops backend"))),
+        Device::Cuda(_) | Device::Metal(_) => super::gpu::where_(&c, &x, &y, &out)?,
     }
     Ok(out)
 }

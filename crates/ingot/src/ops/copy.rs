@@ -2,7 +2,7 @@
 
 use crate::array::Array;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Writes `src`, broadcast to `dst`'s shape and converted to `dst`'s dtype (NumPy's `astype`
 /// conversions), into `dst`'s elements. `src` and `dst` may overlap in memory.
@@ -15,6 +15,6 @@ pub fn copy_into(src: &Array, dst: &Array) -> Result<()> {
     }
     match dst.device() {
         Device::Cpu => super::cpu::copy_cast(&src, dst),
-        other => Err(Error::DeviceUnavailable(format!("{other}: no ops backend"))),
+        Device::Cuda(_) | Device::Metal(_) => super::gpu::copy_cast(&src, dst),
     }
 }

@@ -10,6 +10,7 @@ pub mod binary;
 pub mod copy;
 pub mod cpu;
 pub mod creation;
+pub mod gpu;
 pub mod matmul;
 pub mod reduce;
 pub mod unary;

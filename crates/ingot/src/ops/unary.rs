@@ -209,7 +209,7 @@ pub fn unary(op: UnaryOp, x: &Array) -> Result<Array> {
     let out = Array::empty(x.shape(), result, x.device())?;
     match x.device() {
         Device::Cpu => super::cpu::unary(op, &input, &out)?,
-        other => return Err(Error::DeviceUnavailable(format!("{other}: no ops backend"))),
+        Device::Cuda(_) | Device::Metal(_) => super::gpu::unary(op, &input, &out)?,
     }
     Ok(out)
 }

@@ -1,0 +1,378 @@
+//! Reductions and cumulative sums on the GPU (`kernels/reduce.metal`, `kernels/scan.metal`).
+//!
+//! A reduction is presented to the kernels as `m` rows (the kept axes, in C order) of `k`
+//! elements `kst` apart (the reduced axes, collapsed into one; when they do not collapse the
+//! input is first copied with the reduced axes last). The kernel is chosen by shape:
+//! whole-array reductions run in two passes (grid-wide partials, then one group), long
+//! contiguous rows take one threadgroup per row, columns (reducing an outer axis of a contiguous
+//! array) take 32 columns per group, short or scattered rows one thread per row.
+//! Mean, variance and standard deviation are composed from sums and elementwise ops.
+
+use super::{
+    binary, collapse, copy_cast, geom, groups_for, kernel, launch, max_groups, operand, ty, unary,
+    Inst, Module, MAX_DIMS,
+};
+use crate::array::Array;
+use crate::device::Device;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::kernel::KernelArg;
+use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+
+/// The reduce ops that have kernels, with the result dtype each gives for an input dtype.
+const BASIC: [&str; 8] = [
+    "sum", "prod", "min", "max", "all", "any", "argmin", "argmax",
+];
+
+fn basic_result(name: &str, t: DType) -> DType {
+    match name {
+        "sum" | "prod" => ReduceOp::Sum.result_dtype(t).unwrap_or(t),
+        "all" | "any" => DType::Bool,
+        "argmin" | "argmax" => DType::Int64,
+        _ => t,
+    }
+}
+
+const TEMPLATES: [&str; 3] = ["reduce_rows", "reduce_lines", "reduce_cols"];
+
+fn reduce_insts(device: Device, name: &str, t: DType, o: DType) -> Vec<Inst> {
+    let mut want: Vec<(&str, DType)> = vec![(name, o)];
+    if super::bundle(device) {
+        for n in BASIC {
+            let r = basic_result(n, t);
+            if !want.contains(&(n, r)) {
+                want.push((n, r));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    for (n, r) in want {
+        let op = format!("red_{n}<{}>", ty(t));
+        for tmpl in TEMPLATES {
+            v.push(Inst::new(
+                tmpl,
+                n,
+                &[t, r],
+                &format!("{op}, {}, {}", ty(t), ty(r)),
+            ));
+        }
+        v.push(Inst::new(
+            "reduce_partial",
+            n,
+            &[t],
+            &format!("{op}, {}", ty(t)),
+        ));
+        v.push(Inst::new(
+            "reduce_final",
+            n,
+            &[t, r],
+            &format!("{op}, {}", ty(r)),
+        ));
+    }
+    v
+}
+
+/// The `RGeom` struct of `reduce.metal`.
+#[allow(clippy::too_many_arguments)]
+fn rgeom(
+    m: usize,
+    k: usize,
+    kst: isize,
+    off: i64,
+    vec: bool,
+    parts: usize,
+    shape: &[usize],
+    st: &[isize],
+) -> Vec<u8> {
+    let mut b = Vec::with_capacity(176);
+    b.extend_from_slice(&(m as u64).to_ne_bytes());
+    b.extend_from_slice(&(k as u64).to_ne_bytes());
+    b.extend_from_slice(&(kst as i64).to_ne_bytes());
+    b.extend_from_slice(&off.to_ne_bytes());
+    b.extend_from_slice(&(shape.len() as u32).to_ne_bytes());
+    b.extend_from_slice(&(vec as u32).to_ne_bytes());
+    b.extend_from_slice(&(parts as u64).to_ne_bytes());
+    for d in 0..MAX_DIMS {
+        b.extend_from_slice(&(shape.get(d).copied().unwrap_or(1) as u64).to_ne_bytes());
+    }
+    for d in 0..MAX_DIMS {
+        b.extend_from_slice(&(st.get(d).copied().unwrap_or(0) as i64).to_ne_bytes());
+    }
+    b
+}
+
+/// Reduces `x` over `axes` into the contiguous `out` (the kept shape, reduced axes of length 1),
+/// whose dtype is the op's result dtype.
+pub fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()> {
+    super::check_device(op.name(), &[x, out])?;
+    out.check_writable(op.name())?;
+    if !out.is_contiguous() {
+        return Err(Error::Value(format!(
+            "internal: {} on the GPU needs a contiguous output",
+            op.name()
+        )));
+    }
+    if axes.iter().any(|&a| a >= x.ndim()) {
+        return Err(Error::Shape(format!(
+            "{}: axes {axes:?} out of range for {} dimensions",
+            op.name(),
+            x.ndim()
+        )));
+    }
+    if out.size() == 0 {
+        return Ok(());
+    }
+    match op {
+        ReduceOp::Mean => {
+            let w = work_dtype(out.dtype());
+            let n = axes.iter().map(|&a| x.shape()[a]).product::<usize>();
+            let mean = mean_of(x, axes, w, n)?;
+            copy_cast(&mean, out)
+        }
+        ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
+            let w = work_dtype(out.dtype());
+            let n = axes.iter().map(|&a| x.shape()[a]).product::<usize>();
+            let xw = if x.dtype() == w {
+                x.clone()
+            } else {
+                x.astype(w)?
+            };
+            let mean = mean_of(&xw, axes, w, n)?;
+            let full = Array::empty(x.shape(), w, x.device())?;
+            binary(
+                BinaryOp::Subtract,
+                &xw,
+                &mean.broadcast_to(x.shape())?,
+                &full,
+            )?;
+            let sq = Array::empty(x.shape(), w, x.device())?;
+            binary(BinaryOp::Multiply, &full, &full, &sq)?;
+            let s = Array::empty(out.shape(), w, x.device())?;
+            basic("sum", &sq, axes, &s)?;
+            let var = divide_by(&s, (n as f64 - correction).max(0.0))?;
+            let res = if matches!(op, ReduceOp::Std { .. }) {
+                let r = Array::empty(var.shape(), w, x.device())?;
+                unary(UnaryOp::Sqrt, &var, &r)?;
+                r
+            } else {
+                var
+            };
+            copy_cast(&res, out)
+        }
+        other => basic(other.name(), x, axes, out),
+    }
+}
+
+/// The dtype means are accumulated in: float32 for the 16-bit floats, else the result dtype.
+fn work_dtype(result: DType) -> DType {
+    match result {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        d => d,
+    }
+}
+
+/// `sum(x, axes) / n` in dtype `w`, with the reduced axes kept (length 1).
+fn mean_of(x: &Array, axes: &[usize], w: DType, n: usize) -> Result<Array> {
+    let kept: Vec<usize> = (0..x.ndim())
+        .map(|i| if axes.contains(&i) { 1 } else { x.shape()[i] })
+        .collect();
+    let s = Array::empty(&kept, w, x.device())?;
+    basic("sum", x, axes, &s)?;
+    divide_by(&s, n as f64)
+}
+
+fn divide_by(s: &Array, d: f64) -> Result<Array> {
+    let w = s.dtype();
+    let den = Array::scalar(Scalar::Float(d), w, s.device())?.broadcast_to(s.shape())?;
+    let r = Array::empty(s.shape(), w, s.device())?;
+    binary(BinaryOp::Divide, s, &den, &r)?;
+    Ok(r)
+}
+
+/// Sum, prod, min, max, all, any, argmin, argmax of `x` over `axes` into `out` (any output
+/// dtype the op's accumulator converts to).
+fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<()> {
+    let device = out.device();
+    let kept: Vec<usize> = (0..x.ndim()).filter(|i| !axes.contains(i)).collect();
+    let xo = operand(x)?;
+    let pick = |idx: &[usize]| -> (Vec<usize>, Vec<isize>) {
+        let sh: Vec<usize> = idx.iter().map(|&i| x.shape()[i]).collect();
+        let st: Vec<isize> = idx.iter().map(|&i| xo.strides[i]).collect();
+        let (s, t) = collapse(&sh, &[st]);
+        (s, t.into_iter().next().unwrap_or_default())
+    };
+    let (oshape, ost) = pick(&kept);
+    let (ishape, ist) = pick(axes);
+    if ishape.len() > 1 || oshape.len() > MAX_DIMS {
+        // Copy with the reduced axes last, contiguous: they then collapse into one.
+        let mut perm = kept.clone();
+        perm.extend_from_slice(axes);
+        let p = x.permute(&perm)?;
+        let c = Array::empty(p.shape(), p.dtype(), device)?;
+        copy_cast(&p, &c)?;
+        let n = kept.len();
+        return basic(name, &c, &(n..c.ndim()).collect::<Vec<_>>(), out);
+    }
+    let m: usize = oshape.iter().product();
+    let k: usize = ishape.iter().product();
+    let kst = ist.first().copied().unwrap_or(1);
+    let (t, o) = (x.dtype(), out.dtype());
+    let get = |tmpl: &str, dts: &[DType]| {
+        kernel(
+            device,
+            Module::Reduce,
+            &Inst::new(tmpl, name, dts, "").name,
+            || reduce_insts(device, name, t, o),
+        )
+    };
+    if m == 1 && k > 8192 {
+        let vec = kst == 1 && (x.layout().offset() * t.size()).is_multiple_of(16);
+        let groups = groups_for(device, k as u64, 16);
+        let partial = Array::empty(&[groups as usize * 16], DType::UInt8, device)?;
+        let g = rgeom(1, k, kst, xo.off, vec, groups as usize, &[], &[]);
+        let k1 = get("reduce_partial", &[t])?;
+        let args = [
+            KernelArg::Array(xo.view.clone()),
+            KernelArg::Array(partial.clone()),
+            KernelArg::Bytes(g.clone()),
+        ];
+        launch(&k1, &args, groups)?;
+        let k2 = get("reduce_final", &[t, o])?;
+        let args = [
+            KernelArg::Array(partial),
+            KernelArg::Array(out.clone()),
+            KernelArg::Bytes(g),
+        ];
+        return launch(&k2, &args, 1);
+    }
+    let g = rgeom(m, k, kst, xo.off, false, 0, &oshape, &ost);
+    let cols = oshape.len() == 1 && ost[0] == 1 && kst != 1 && m >= 32;
+    let (tmpl, groups) = if kst == 1 && k <= 64 && m > 1 {
+        ("reduce_lines", groups_for(device, m as u64, 1))
+    } else if kst == 1 || m == 1 {
+        let gmax = (max_groups(device) as usize * 8).min(65535);
+        ("reduce_rows", m.clamp(1, gmax) as u32)
+    } else if cols {
+        let gmax = (max_groups(device) as usize * 4).min(65535);
+        ("reduce_cols", m.div_ceil(32).clamp(1, gmax) as u32)
+    } else if m >= 4096 || k <= 64 {
+        ("reduce_lines", groups_for(device, m as u64, 1))
+    } else {
+        let gmax = (max_groups(device) as usize * 8).min(65535);
+        ("reduce_rows", m.clamp(1, gmax) as u32)
+    };
+    let kk = get(tmpl, &[t, o])?;
+    let args = [
+        KernelArg::Array(xo.view),
+        KernelArg::Array(out.clone()),
+        KernelArg::Bytes(g),
+    ];
+    launch(&kk, &args, groups)
+}
+
+/// Cumulative sum of `x` along `axis` into the contiguous `out` (same shape and dtype).
+pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
+    super::check_device("cumsum", &[x, out])?;
+    out.check_writable("cumsum")?;
+    if x.dtype() != out.dtype() || x.shape() != out.shape() || !out.is_contiguous() {
+        return Err(Error::Value(
+            "internal: cumsum needs a contiguous output of the input's shape and dtype".into(),
+        ));
+    }
+    if axis >= x.ndim() {
+        return Err(Error::Shape(format!(
+            "cumsum: axis {axis} out of range for {} dimensions",
+            x.ndim()
+        )));
+    }
+    if out.size() == 0 {
+        return Ok(());
+    }
+    let device = out.device();
+    let t = x.dtype();
+    let xo = operand(x)?;
+    let oo = operand(out)?;
+    let others: Vec<usize> = (0..x.ndim()).filter(|&i| i != axis).collect();
+    let sh: Vec<usize> = others.iter().map(|&i| x.shape()[i]).collect();
+    let sx: Vec<isize> = others.iter().map(|&i| xo.strides[i]).collect();
+    let so: Vec<isize> = others.iter().map(|&i| oo.strides[i]).collect();
+    let (shape, st) = collapse(&sh, &[sx, so]);
+    if shape.len() > MAX_DIMS {
+        let c = x.contiguous()?;
+        return cumsum(&c, axis, out);
+    }
+    let lines: usize = shape.iter().product();
+    let len = x.shape()[axis];
+    let ax = |pieces: usize| -> Vec<u8> {
+        let mut b = Vec::new();
+        for v in [
+            len as i64,
+            xo.strides[axis] as i64,
+            oo.strides[axis] as i64,
+            pieces as i64,
+        ] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        b
+    };
+    let g = geom(
+        lines,
+        shape.len() as u32,
+        0,
+        &shape,
+        &[(xo.off, &st[0]), (oo.off, &st[1])],
+    );
+    let get = |tmpl: &str| {
+        kernel(
+            device,
+            Module::Scan,
+            &Inst::new(tmpl, "cumsum", &[t], "").name,
+            || {
+                let ts: Vec<DType> = if super::bundle(device) {
+                    DType::ALL.to_vec()
+                } else {
+                    vec![t]
+                };
+                let mut v = Vec::new();
+                for tt in ts {
+                    for tm in ["cumsum_lines", "cumsum_pieces"] {
+                        v.push(Inst::new(tm, "cumsum", &[tt], ty(tt)));
+                    }
+                }
+                v
+            },
+        )
+    };
+    let threads_wanted = max_groups(device) as usize * super::TG as usize;
+    if lines >= threads_wanted / 4 || len < 4096 {
+        let k = get("cumsum_lines")?;
+        let args = [
+            KernelArg::Array(xo.view),
+            KernelArg::Array(oo.view),
+            KernelArg::Bytes(g),
+            KernelArg::Bytes(ax(1)),
+        ];
+        return launch(&k, &args, groups_for(device, lines as u64, 1));
+    }
+    // Few long lines: pieces of at least 256 elements, about one thread per piece.
+    let pieces = (threads_wanted / lines).clamp(1, len.div_ceil(256));
+    let sums = Array::empty(&[lines, pieces], t, device)?;
+    let k = get("cumsum_pieces")?;
+    let items = (lines * pieces) as u64;
+    for pass in [0u32, 1] {
+        if pass == 1 {
+            // Inclusive scan of each line's piece totals, in place.
+            cumsum(&sums.clone(), 1, &sums)?;
+        }
+        let args = [
+            KernelArg::Array(xo.view.clone()),
+            KernelArg::Array(oo.view.clone()),
+            KernelArg::Array(sums.clone()),
+            KernelArg::Bytes(g.clone()),
+            KernelArg::Bytes(ax(pieces)),
+            KernelArg::Bytes(pass.to_ne_bytes().to_vec()),
+        ];
+        launch(&k, &args, groups_for(device, items, 1))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,694 @@
+//! The GPU ops backend (`ops::gpu`, kernels from `kernels/*.metal`) against the native CPU ops.
+//!
+//! Without a GPU the GPU backend runs on the CPU kernel engine (the MSL kernels translated to
+//! C++): every op, every dtype, contiguous, strided, negative-stride, broadcast and empty inputs,
+//! NaN and infinities, on fresh random data. With `INGOT_TEST_CUDA=1` the same cases run on
+//! `cuda:0` through the normal ops API (skipped with a printed reason otherwise).
+
+use ingot::ops::{self, gpu, BinaryOp, ReduceOp, UnaryOp};
+use ingot::{Array, DType, Device, Error, IndexItem, Scalar};
+
+// ---- harness -----------------------------------------------------------------------------------
+
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    /// Uniform in [lo, hi).
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// Random data of `dtype` (floats in [-4, 4) with some NaN and infinities when `special`).
+fn random(rng: &mut Rng, shape: &[usize], dtype: DType, special: bool) -> Array {
+    let n: usize = shape.iter().product();
+    let vals: Vec<f64> = (0..n)
+        .map(|i| {
+            if dtype.is_float() {
+                if special && i % 17 == 3 {
+                    [f64::NAN, f64::INFINITY, f64::NEG_INFINITY][(i / 17) % 3]
+                } else {
+                    rng.uniform(-4.0, 4.0)
+                }
+            } else if dtype == DType::Bool {
+                (rng.next() % 2) as f64
+            } else {
+                let (lo, hi) = match dtype {
+                    DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => (-100.0, 100.0),
+                    _ => (0.0, 200.0),
+                };
+                rng.uniform(lo, hi).floor()
+            }
+        })
+        .collect();
+    let a = Array::from_vec(vals, shape, Device::Cpu).unwrap();
+    a.astype(dtype).unwrap()
+}
+
+/// Full-range integers (wrapping, shifts, casts).
+fn random_bits(rng: &mut Rng, shape: &[usize], dtype: DType) -> Array {
+    let n: usize = shape.iter().product();
+    let bytes: Vec<u8> = (0..n * 8).map(|_| rng.next() as u8).collect();
+    let a = Array::from_bytes(&bytes, &[n], DType::UInt64, Device::Cpu).unwrap();
+    a.reshape(&shape.iter().map(|&s| s as isize).collect::<Vec<_>>())
+        .unwrap()
+        .astype(dtype)
+        .unwrap()
+}
+
+fn cuda() -> Option<Device> {
+    if std::env::var("INGOT_TEST_CUDA").ok().as_deref() == Some("1") {
+        Some(Device::Cuda(0))
+    } else {
+        None
+    }
+}
+
+fn note_cuda_skip() {
+    if cuda().is_none() {
+        eprintln!("gpu_ops: cuda:0 cases skipped (set INGOT_TEST_CUDA=1 on a machine with a GPU)");
+    }
+}
+
+fn setup() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ingot-cache");
+    if std::env::var_os("INGOT_CACHE_DIR").is_none() {
+        std::env::set_var("INGOT_CACHE_DIR", dir);
+    }
+}
+
+/// The native result, or `None` when the CPU backend does not implement it yet.
+fn native<T>(r: ingot::Result<T>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(Error::Unsupported(m)) => {
+            eprintln!("gpu_ops: native reference unavailable ({m}); case skipped");
+            None
+        }
+        Err(e) => panic!("native op failed: {e}"),
+    }
+}
+
+/// Compares two CPU arrays: exact for integers and bool, within `rtol` (relative to
+/// max(|expected|, scale)) for floats; NaN equals NaN.
+fn assert_close(what: &str, got: &Array, want: &Array, rtol: f64, scale: f64) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    if want.dtype().is_float() {
+        let g = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+        let w = want
+            .astype(DType::Float64)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+            let ok =
+                (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= rtol * b.abs().max(scale);
+            assert!(ok, "{what}: element {i}: got {a}, want {b}");
+        }
+    } else {
+        let g = got.to_bytes().unwrap();
+        let w = want.to_bytes().unwrap();
+        if g != w {
+            let gi = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+            let wi = want
+                .astype(DType::Float64)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap();
+            let i = gi.iter().zip(&wi).position(|(a, b)| a != b).unwrap_or(0);
+            panic!(
+                "{what}: element {i}: got {:?}, want {:?}",
+                gi.get(i),
+                wi.get(i)
+            );
+        }
+    }
+}
+
+fn tol(d: DType) -> f64 {
+    match d {
+        DType::Float16 => 2e-3,
+        DType::BFloat16 => 1.6e-2,
+        DType::Float32 => 2e-6,
+        _ => 1e-12,
+    }
+}
+
+/// Layout variants of a 2-D array of shape `[r, c]` made from `base` data of shape `[c, r]`
+/// or `[r, c]`: (name, view).
+fn views(rng: &mut Rng, dtype: DType, special: bool) -> Vec<(&'static str, Array)> {
+    let s = |a: Option<isize>, b: Option<isize>, c: Option<isize>| IndexItem::Slice {
+        start: a,
+        stop: b,
+        step: c,
+    };
+    let contig = random(rng, &[7, 37], dtype, special);
+    let t = random(rng, &[37, 7], dtype, special).t();
+    let neg = random(rng, &[14, 40], dtype, special)
+        .index(&[s(None, None, Some(-2)), s(Some(38), Some(1), Some(-1))])
+        .unwrap();
+    let empty = random(rng, &[0, 37], dtype, special);
+    vec![
+        ("contiguous", contig),
+        ("transposed", t),
+        ("negative strides", neg),
+        ("empty", empty),
+    ]
+}
+
+// ---- copy / astype / fill ------------------------------------------------------------------------
+
+fn gpu_copy(src: &Array, dst_dtype: DType) -> Array {
+    match cuda() {
+        Some(d) => src
+            .to_device(d)
+            .unwrap()
+            .astype(dst_dtype)
+            .unwrap()
+            .to_device(Device::Cpu)
+            .unwrap(),
+        None => {
+            let out = Array::empty(src.shape(), dst_dtype, Device::Cpu).unwrap();
+            gpu::copy_cast(src, &out).unwrap();
+            out
+        }
+    }
+}
+
+#[test]
+fn astype_every_dtype_pair_and_layout() {
+    setup();
+    note_cuda_skip();
+    let mut rng = Rng::new(1);
+    for &s in &DType::ALL {
+        for (name, v) in views(&mut rng, s, true) {
+            for &d in &DType::ALL {
+                let want = v.astype(d).unwrap();
+                let got = gpu_copy(&v, d);
+                assert_close(&format!("astype {s}->{d} {name}"), &got, &want, 0.0, 0.0);
+            }
+        }
+        // Full-range integers: wrapping conversions.
+        if s.is_integer() {
+            let v = random_bits(&mut rng, &[301], s);
+            for &d in &DType::ALL {
+                let want = v.astype(d).unwrap();
+                let got = gpu_copy(&v, d);
+                assert_close(&format!("astype bits {s}->{d}"), &got, &want, 0.0, 0.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn float_to_int_out_of_range_and_rounding() {
+    setup();
+    let vals = vec![
+        f64::NAN,
+        f64::INFINITY,
+        -f64::INFINITY,
+        1e30,
+        -1e30,
+        3e9,
+        -3e9,
+        2.5,
+        -2.5,
+        300.7,
+        -300.7,
+        65504.0,
+        1.0e-8,
+        70000.0,
+        0.1,
+        1.0 + f64::EPSILON,
+    ];
+    let a = Array::from_vec(vals, &[16], Device::Cpu).unwrap();
+    for &src in &[
+        DType::Float64,
+        DType::Float32,
+        DType::Float16,
+        DType::BFloat16,
+    ] {
+        let v = a.astype(src).unwrap();
+        for &d in &DType::ALL {
+            let want = v.astype(d).unwrap();
+            let got = gpu_copy(&v, d);
+            assert_close(&format!("astype {src}->{d}"), &got, &want, 0.0, 0.0);
+        }
+    }
+}
+
+#[test]
+fn copies_into_strided_broadcast_and_overlapping_destinations() {
+    setup();
+    let mut rng = Rng::new(2);
+    for &d in &[DType::Float32, DType::Int16, DType::Bool, DType::Float64] {
+        // Broadcast row into a transposed destination.
+        let row = random(&mut rng, &[1, 9], d, false);
+        let want = Array::empty(&[9, 6], d, Device::Cpu).unwrap().t();
+        want.assign(&row).unwrap();
+        let got_base = Array::empty(&[9, 6], d, Device::Cpu).unwrap();
+        let got = got_base.t();
+        let src = row.broadcast_to(got.shape()).unwrap();
+        match cuda() {
+            Some(dev) => {
+                let g = got_base.to_device(dev).unwrap();
+                g.t().assign(&row.to_device(dev).unwrap()).unwrap();
+                let back = g.to_device(Device::Cpu).unwrap();
+                assert_close("broadcast into transposed", &back.t(), &want, 0.0, 0.0);
+            }
+            None => {
+                gpu::copy_cast(&src, &got).unwrap();
+                assert_close("broadcast into transposed", &got, &want, 0.0, 0.0);
+            }
+        }
+        // Fill with a scalar.
+        let s = Array::scalar(Scalar::Int(1), d, Device::Cpu).unwrap();
+        let out = Array::empty(&[1001], d, Device::Cpu).unwrap();
+        gpu::copy_cast(&s.broadcast_to(&[1001]).unwrap(), &out).unwrap();
+        let want = Array::empty(&[1001], d, Device::Cpu).unwrap();
+        want.fill(Scalar::Int(1)).unwrap();
+        assert_close("fill", &out, &want, 0.0, 0.0);
+        // Overlapping: a[1:] = a[:-1].
+        let a = random(&mut rng, &[100], d, false);
+        let b = a.copy().unwrap();
+        let sl = |x: Option<isize>, y: Option<isize>| IndexItem::Slice {
+            start: x,
+            stop: y,
+            step: None,
+        };
+        b.index(&[sl(Some(1), None)])
+            .unwrap()
+            .assign(&b.index(&[sl(None, Some(-1))]).unwrap())
+            .unwrap();
+        let src = a.index(&[sl(None, Some(-1))]).unwrap();
+        gpu::copy_cast(&src, &a.index(&[sl(Some(1), None)]).unwrap()).unwrap();
+        assert_close("overlapping copy", &a, &b, 0.0, 0.0);
+    }
+}
+
+#[test]
+fn affine_fills_every_dtype() {
+    setup();
+    for &d in &DType::ALL {
+        for &(start, step, n) in &[(0.0, 1.0, 1000usize), (-3.5, 0.25, 77), (100.0, -7.0, 13)] {
+            let want = Array::empty(&[n], d, Device::Cpu).unwrap();
+            let got = match cuda() {
+                Some(dev) => ops::arange(start, start + step * n as f64, step, d, dev)
+                    .unwrap()
+                    .to_device(Device::Cpu)
+                    .unwrap(),
+                None => {
+                    let o = Array::empty(&[n], d, Device::Cpu).unwrap();
+                    gpu::affine_fill(&o, start, step).unwrap();
+                    o
+                }
+            };
+            let want =
+                ops::arange(start, start + step * n as f64, step, d, Device::Cpu).unwrap_or(want);
+            assert_close(&format!("arange {d}"), &got, &want, 0.0, 0.0);
+        }
+    }
+}
+
+// ---- elementwise ---------------------------------------------------------------------------------
+
+fn gpu_unary(op: UnaryOp, x: &Array) -> Array {
+    match cuda() {
+        Some(d) => ops::unary(op, &x.to_device(d).unwrap())
+            .unwrap()
+            .to_device(Device::Cpu)
+            .unwrap(),
+        None => {
+            let (c, r) = op.dtypes(x.dtype()).unwrap();
+            let input = if x.dtype() == c {
+                x.clone()
+            } else {
+                x.astype(c).unwrap()
+            };
+            let out = Array::empty(x.shape(), r, Device::Cpu).unwrap();
+            gpu::unary(op, &input, &out).unwrap();
+            out
+        }
+    }
+}
+
+#[test]
+fn unary_every_op_dtype_and_layout() {
+    setup();
+    let mut rng = Rng::new(3);
+    for &d in &DType::ALL {
+        let vs = views(&mut rng, d, true);
+        for op in UnaryOp::ALL {
+            if op.dtypes(d).is_err() {
+                continue;
+            }
+            for (name, v) in &vs {
+                let Some(want) = native(ops::unary(op, v)) else {
+                    return;
+                };
+                let got = gpu_unary(op, v);
+                let rt = match op {
+                    UnaryOp::Abs | UnaryOp::Negative | UnaryOp::Positive | UnaryOp::Sign => 0.0,
+                    _ => tol(want.dtype()) * 4.0,
+                };
+                assert_close(&format!("{} {d} {name}", op.name()), &got, &want, rt, 1e-30);
+            }
+        }
+    }
+}
+
+fn gpu_binary(op: BinaryOp, a: &Array, b: &Array) -> Array {
+    match cuda() {
+        Some(d) => ops::binary(op, &a.to_device(d).unwrap(), &b.to_device(d).unwrap())
+            .unwrap()
+            .to_device(Device::Cpu)
+            .unwrap(),
+        None => {
+            let (c, r) = op.dtypes(a.dtype(), b.dtype()).unwrap();
+            let shape = ingot::layout::broadcast_shapes(&[a.shape(), b.shape()]).unwrap();
+            let conv = |x: &Array| {
+                let x = if x.dtype() == c {
+                    x.clone()
+                } else {
+                    x.astype(c).unwrap()
+                };
+                x.broadcast_to(&shape).unwrap()
+            };
+            let out = Array::empty(&shape, r, Device::Cpu).unwrap();
+            gpu::binary(op, &conv(a), &conv(b), &out).unwrap();
+            out
+        }
+    }
+}
+
+#[test]
+fn binary_every_op_dtype_layout_and_broadcast() {
+    setup();
+    let mut rng = Rng::new(4);
+    for &d in &DType::ALL {
+        let xs = views(&mut rng, d, true);
+        let ys = views(&mut rng, d, true);
+        let row = random(&mut rng, &[1, 37], d, true);
+        let col = random(&mut rng, &[7, 1], d, true);
+        let one = random(&mut rng, &[1], d, false);
+        for op in BinaryOp::ALL {
+            if op.dtypes(d, d).is_err() {
+                continue;
+            }
+            let mut cases: Vec<(String, Array, Array)> = xs
+                .iter()
+                .zip(&ys)
+                .map(|((n, x), (_, y))| (n.to_string(), x.clone(), y.clone()))
+                .collect();
+            cases.push(("row x col".into(), col.clone(), row.clone()));
+            cases.push(("array, scalar".into(), xs[0].1.clone(), one.clone()));
+            cases.push(("scalar, array".into(), one.clone(), xs[0].1.clone()));
+            cases.push(("transposed, scalar".into(), xs[1].1.clone(), one.clone()));
+            for (name, x, y) in &cases {
+                // Integers to negative powers are an error (NumPy's ValueError).
+                let y = &if op == BinaryOp::Pow && d.is_signed_integer() {
+                    ops::unary(UnaryOp::Abs, y).unwrap()
+                } else {
+                    y.clone()
+                };
+                let Some(want) = native(ops::binary(op, x, y)) else {
+                    return;
+                };
+                let got = gpu_binary(op, x, y);
+                let rt = match op {
+                    BinaryOp::Pow | BinaryOp::Atan2 => tol(want.dtype()) * 4.0,
+                    _ => tol(want.dtype()),
+                };
+                assert_close(&format!("{} {d} {name}", op.name()), &got, &want, rt, 1e-30);
+            }
+        }
+        // Full-range integers: wrapping, shifts, division.
+        if d.is_integer() {
+            let x = random_bits(&mut rng, &[257], d);
+            let y = random_bits(&mut rng, &[257], d);
+            let small = random(&mut rng, &[257], d, false);
+            for op in BinaryOp::ALL {
+                if op.dtypes(d, d).is_err() || op == BinaryOp::Pow {
+                    continue;
+                }
+                for (name, b) in [("bits", &y), ("small", &small)] {
+                    let Some(want) = native(ops::binary(op, &x, b)) else {
+                        return;
+                    };
+                    let got = gpu_binary(op, &x, b);
+                    assert_close(
+                        &format!("{} {d} {name}", op.name()),
+                        &got,
+                        &want,
+                        1e-12,
+                        0.0,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn where_every_dtype_with_broadcasting() {
+    setup();
+    let mut rng = Rng::new(5);
+    for &d in &DType::ALL {
+        let c = random(&mut rng, &[7, 37], DType::Bool, false);
+        let x = random(&mut rng, &[7, 37], d, true);
+        let y = random(&mut rng, &[37, 7], d, true).t();
+        let row = random(&mut rng, &[37], d, true);
+        for (name, cc, a, b) in [
+            ("contiguous", &c, &x, &x.copy().unwrap()),
+            ("strided", &c, &x, &y),
+            ("broadcast", &c, &row, &y),
+        ] {
+            let Some(want) = native(ops::where_(cc, a, b)) else {
+                return;
+            };
+            let got = match cuda() {
+                Some(dev) => ops::where_(
+                    &cc.to_device(dev).unwrap(),
+                    &a.to_device(dev).unwrap(),
+                    &b.to_device(dev).unwrap(),
+                )
+                .unwrap()
+                .to_device(Device::Cpu)
+                .unwrap(),
+                None => {
+                    let out = Array::empty(want.shape(), d, Device::Cpu).unwrap();
+                    let sh = want.shape().to_vec();
+                    gpu::where_(
+                        &cc.broadcast_to(&sh).unwrap(),
+                        &a.broadcast_to(&sh).unwrap(),
+                        &b.broadcast_to(&sh).unwrap(),
+                        &out,
+                    )
+                    .unwrap();
+                    out
+                }
+            };
+            assert_close(&format!("where {d} {name}"), &got, &want, 0.0, 0.0);
+        }
+    }
+}
+
+// ---- reductions ----------------------------------------------------------------------------------
+
+fn gpu_reduce(op: ReduceOp, x: &Array, axes: Option<&[isize]>) -> Array {
+    match cuda() {
+        Some(d) => ops::reduce(op, &x.to_device(d).unwrap(), axes, false)
+            .unwrap()
+            .to_device(Device::Cpu)
+            .unwrap(),
+        None => {
+            let axes_n = ops::reduce::normalize_axes(axes, x.ndim()).unwrap();
+            let kept: Vec<usize> = (0..x.ndim())
+                .map(|i| if axes_n.contains(&i) { 1 } else { x.shape()[i] })
+                .collect();
+            let out =
+                Array::empty(&kept, op.result_dtype(x.dtype()).unwrap(), Device::Cpu).unwrap();
+            gpu::reduce(op, x, &axes_n, &out).unwrap();
+            let ax: Vec<isize> = axes_n.iter().map(|&a| a as isize).collect();
+            out.squeeze(Some(&ax)).unwrap()
+        }
+    }
+}
+
+fn reduce_ops() -> Vec<ReduceOp> {
+    vec![
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::ArgMin,
+        ReduceOp::ArgMax,
+        ReduceOp::All,
+        ReduceOp::Any,
+        ReduceOp::Mean,
+        ReduceOp::Var { correction: 0.0 },
+        ReduceOp::Std { correction: 1.0 },
+    ]
+}
+
+#[test]
+fn reductions_every_op_dtype_and_axis() {
+    setup();
+    let mut rng = Rng::new(6);
+    let s = |a: Option<isize>, b: Option<isize>, c: Option<isize>| IndexItem::Slice {
+        start: a,
+        stop: b,
+        step: c,
+    };
+    for &d in &DType::ALL {
+        let x3 = random(&mut rng, &[6, 33, 70], d, false);
+        let xt = random(&mut rng, &[70, 33], d, false).t();
+        let xneg = random(&mut rng, &[12, 90], d, true)
+            .index(&[s(None, None, Some(-2)), s(None, None, Some(-1))])
+            .unwrap();
+        let big = random(&mut rng, &[20011], d, false);
+        let cols = random(&mut rng, &[300, 100], d, false);
+        let empty = random(&mut rng, &[4, 0], d, false);
+        // Products near 1 so that they neither overflow nor vanish.
+        let near1 = if d.is_float() {
+            let v = random(&mut rng, &[6, 33, 70], DType::Float64, false);
+            let w = ops::binary(
+                BinaryOp::Add,
+                &ops::binary(
+                    BinaryOp::Multiply,
+                    &v,
+                    &Array::scalar(Scalar::Float(0.05), DType::Float64, Device::Cpu).unwrap(),
+                )
+                .unwrap_or(v.clone()),
+                &Array::scalar(Scalar::Float(1.0), DType::Float64, Device::Cpu).unwrap(),
+            )
+            .unwrap_or(v);
+            w.astype(d).unwrap()
+        } else {
+            x3.clone()
+        };
+        let cases: Vec<(&str, &Array, Option<Vec<isize>>)> = vec![
+            ("3-d all", &x3, None),
+            ("3-d last", &x3, Some(vec![2])),
+            ("3-d first", &x3, Some(vec![0])),
+            ("3-d middle", &x3, Some(vec![1])),
+            ("3-d first+last", &x3, Some(vec![0, 2])),
+            ("transposed last", &xt, Some(vec![1])),
+            ("transposed first", &xt, Some(vec![0])),
+            ("negative strides all", &xneg, None),
+            ("negative strides last", &xneg, Some(vec![-1])),
+            ("long 1-d", &big, None),
+            ("columns", &cols, Some(vec![0])),
+            ("rows", &cols, Some(vec![1])),
+            ("empty axis", &empty, Some(vec![1])),
+        ];
+        for op in reduce_ops() {
+            for (name, x, axes) in &cases {
+                let x = if op == ReduceOp::Prod && *name == "3-d all" {
+                    &near1
+                } else {
+                    *x
+                };
+                if op == ReduceOp::Prod
+                    && d.is_float()
+                    && x.size() > 100
+                    && !std::ptr::eq(x, &near1)
+                {
+                    continue;
+                }
+                let axes_ref = axes.as_deref();
+                let arg = matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
+                if arg && axes.as_ref().is_some_and(|a| a.len() != 1) {
+                    continue;
+                }
+                // Min, max and the arg ops of an empty axis are errors (no identity).
+                let no_identity = matches!(op, ReduceOp::Min | ReduceOp::Max) || arg;
+                if no_identity && x.size() == 0 {
+                    continue;
+                }
+                let Some(want) = native(ops::reduce(op, x, axes_ref, false)) else {
+                    return;
+                };
+                let got = gpu_reduce(op, x, axes_ref);
+                let k = (x.size() / want.size().max(1)).max(1) as f64;
+                let rt = match op {
+                    ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Prod => tol(want.dtype()) * 8.0,
+                    ReduceOp::Var { .. } | ReduceOp::Std { .. } => tol(want.dtype()) * 64.0,
+                    _ => 0.0,
+                };
+                let scale = match op {
+                    ReduceOp::Sum => k.sqrt(),
+                    ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => 1.0,
+                    _ => 1e-3,
+                };
+                let what = format!("{} {d} {name}", op.name());
+                assert_close(&what, &got, &want, rt, scale);
+            }
+        }
+    }
+}
+
+#[test]
+fn cumsum_every_dtype_and_axis() {
+    setup();
+    let mut rng = Rng::new(7);
+    for &d in &DType::ALL {
+        let x = random(&mut rng, &[9, 41], d, false);
+        let xt = random(&mut rng, &[41, 9], d, false).t();
+        let long = random(&mut rng, &[50000], d, false);
+        for (name, a, axis) in [
+            ("axis 0", &x, Some(0)),
+            ("axis 1", &x, Some(1)),
+            ("transposed axis 1", &xt, Some(1)),
+            ("flattened", &xt, None),
+            ("long", &long, Some(0)),
+        ] {
+            let Some(want) = native(ops::cumsum(a, axis, None)) else {
+                return;
+            };
+            let got = match cuda() {
+                Some(dev) => ops::cumsum(&a.to_device(dev).unwrap(), axis, None)
+                    .unwrap()
+                    .to_device(Device::Cpu)
+                    .unwrap(),
+                None => {
+                    let (src, ax) = match axis {
+                        Some(ax) => (a.clone(), ax as usize),
+                        None => (a.reshape(&[-1]).unwrap(), 0),
+                    };
+                    let r = ReduceOp::Sum.result_dtype(d).unwrap();
+                    let src = src.astype(r).unwrap();
+                    let out = Array::empty(src.shape(), r, Device::Cpu).unwrap();
+                    gpu::cumsum(&src, ax, &out).unwrap();
+                    out
+                }
+            };
+            let n = a.size() as f64;
+            // 16-bit running sums round at every step: a different order drifts further.
+            let rt = if matches!(d, DType::Float16 | DType::BFloat16) && name == "long" {
+                0.25
+            } else {
+                tol(want.dtype()) * 8.0
+            };
+            assert_close(
+                &format!("cumsum {d} {name}"),
+                &got,
+                &want,
+                rt,
+                n.sqrt() * 4.0,
+            );
+        }
+    }
+}

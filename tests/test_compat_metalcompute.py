@@ -336,3 +336,29 @@ def test_many_calls_flat_time_and_memory():
     assert grown < 8 * 2**20, f"RSS grew by {grown} bytes over {6 * batch} calls"
     assert min(times[3:]) < 2.0 * max(min(times[:3]), 1e-6), times
     assert memoryview(C).cast("f")[3] == 9.0
+
+
+SCALE = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void scale(device float *x [[buffer(0)]], constant float &s [[buffer(1)]],
+                  constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i < n) x[i] *= s;
+}
+"""
+
+
+def test_constants_as_buffers_or_scalars(rng):
+    dev = mc.Device()
+    fn = dev.kernel(SCALE).function("scale")
+    data = rng.uniform(1, 2, 8).astype(np.float32)
+    x = dev.buffer(data)
+    # metalcompute programs pass constants as one-element buffers
+    fn(8, x, array("f", [2.0]), array("I", [5])).wait()
+    want = data.copy()
+    want[:5] *= 2.0
+    np.testing.assert_array_equal(np.frombuffer(x, np.float32), want)
+    fn(8, x, dev.buffer(array("f", [-1.5])), np.uint32(8)).wait()
+    np.testing.assert_array_equal(np.frombuffer(x, np.float32), want * np.float32(-1.5))
+    with pytest.raises(mc.error):
+        fn(8, x, array("d", [2.0]), 8)  # 8 bytes for a 4-byte float

@@ -378,7 +378,7 @@ def concat(arrays: Sequence[Array], /, *, axis: Optional[int] = 0) -> Array:
         raise IndexError(f"axis {axis} is out of bounds for an array of dimension {nd}")
     ax = axis % nd
     for a in arrays[1:]:
-        if a.ndim != nd or any(a.shape[i] != first.shape[i] for i in range(nd) if i != ax):
+        if a.ndim != nd or builtins.any(a.shape[i] != first.shape[i] for i in range(nd) if i != ax):
             raise ValueError(f"concat: shapes {first.shape} and {a.shape} differ off the axis {ax}")
         if a.device != first.device:
             raise _ingot.DeviceMismatchError(f"concat: arrays on {first.device} and {a.device}")

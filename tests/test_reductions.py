@@ -1,0 +1,215 @@
+"""Reductions and cumulative sums against NumPy: axes (int, tuple, negative), keepdims, every
+dtype, NaN, ties, empty and 0-d arrays, bad axes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ingot
+from conftest import (ALL_DTYPES, EPS, FLOAT_DTYPES, INT_DTYPES, check_interpreter_alive, make,
+                      random_data, to_np)
+
+REDUCTIONS = {
+    "sum": np.sum, "prod": np.prod, "mean": np.mean, "var": np.var, "std": np.std,
+    "min": np.min, "max": np.max, "all": np.all, "any": np.any,
+}
+ARG = {"argmin": np.argmin, "argmax": np.argmax}
+
+
+def data_for(rng, name, shape, dtype):
+    if name == "prod":
+        if dtype in FLOAT_DTYPES:
+            return random_data(rng, shape, dtype, 0.5, 1.5)
+        return random_data(rng, shape, dtype, 1, 3)
+    if name in ("all", "any"):
+        return random_data(rng, shape, dtype, 0, 2) if dtype != "bool" else random_data(rng, shape, dtype)
+    if name in ("min", "max", "argmin", "argmax") and dtype in INT_DTYPES:
+        return random_data(rng, shape, dtype, 0, 5)  # ties: the first index must win
+    return random_data(rng, shape, dtype)
+
+
+def check_reduction(got, a, name, dtype, axis, keepdims, **kw):
+    fn = REDUCTIONS.get(name) or ARG[name]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        floating = dtype in FLOAT_DTYPES and name in ("sum", "prod")
+        if floating or name in ("mean", "var", "std"):
+            if dtype not in FLOAT_DTYPES:
+                dtype = "float64"  # integer means and variances are computed in float64
+            ref = fn(a.astype(np.float64), axis=axis, keepdims=keepdims, **kw)
+            scale = np.sum(np.abs(a.astype(np.float64)), axis=axis, keepdims=keepdims)
+            n = max(1, a.size // max(1, np.size(ref)))
+            if name in ("var", "std"):
+                scale = np.abs(np.asarray(ref)) + EPS[dtype] * n
+            if name == "prod":
+                scale = np.abs(np.asarray(ref)) * n
+            got_np = to_np(got).astype(np.float64)
+            tol = 4 * EPS[dtype] if dtype != "bfloat16" else 1e-2
+            assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
+            err = np.abs(got_np - ref)
+            bound = tol * np.abs(ref) + tol * scale + (1e-3 if dtype == "float16" else 0)
+            bad = ~(err <= bound) & ~(np.isnan(got_np) & np.isnan(ref))
+            assert not bad.any(), f"{name}: got {got_np[bad]} expected {np.asarray(ref)[bad]}"
+        else:
+            src = a.astype(np.float32) if dtype == "bfloat16" else a
+            ref = fn(src, axis=axis, keepdims=keepdims, **kw)
+            assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
+            np.testing.assert_array_equal(to_np(got), ref, err_msg=name)
+    return ref
+
+
+def result_dtype(name, dtype):
+    if dtype == "bfloat16":
+        return {"sum": "bfloat16", "prod": "bfloat16", "all": "bool", "any": "bool",
+                "argmin": "int64", "argmax": "int64"}.get(name, "bfloat16")
+    fn = REDUCTIONS.get(name) or ARG[name]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(fn(np.ones(2, dtype=dtype))).dtype.name
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS) + sorted(ARG))
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_reductions_match_numpy(rng, name, dtype):
+    f = getattr(ingot, name)
+    shape = tuple(int(n) for n in rng.integers(1, 6, size=rng.integers(1, 4)))
+    a = data_for(rng, name, shape, dtype)
+    x = make(a, dtype)
+    if dtype == "bool" and name in ("var", "std", "mean"):
+        got = f(x)
+        assert got.dtype == ingot.float64
+        return
+    nd = len(shape)
+    axes = [None, int(rng.integers(-nd, nd))]
+    if name not in ARG and nd > 1:
+        axes.append(tuple(int(v) for v in rng.choice(nd, size=2, replace=False)))
+    for axis in axes:
+        for keepdims in (False, True):
+            got = f(x, axis=axis, keepdims=keepdims)
+            assert got.dtype == result_dtype(name, dtype), (name, got.dtype)
+            check_reduction(got, a, name, dtype, axis, keepdims)
+    # methods and a strided input
+    v = make(a, dtype)[..., ::-1]
+    check_reduction(getattr(v, name)(axis=-1), a[..., ::-1], name, dtype, -1, False)
+
+
+@pytest.mark.parametrize("correction", [0, 1, 0.5])
+def test_var_std_correction(rng, correction):
+    a = random_data(rng, (4, 7), "float64")
+    x = make(a)
+    np.testing.assert_allclose(to_np(ingot.var(x, axis=1, correction=correction)), np.var(a, axis=1, ddof=correction), rtol=1e-12)
+    np.testing.assert_allclose(to_np(ingot.std(x, correction=correction)), np.std(a, ddof=correction), rtol=1e-12)
+    np.testing.assert_allclose(to_np(x.std(ddof=correction)), np.std(a, ddof=correction), rtol=1e-12)
+
+
+@given(hnp.array_shapes(min_dims=1, max_dims=4, max_side=5), st.integers(0, 2**32 - 1),
+       st.sampled_from(["sum", "max", "argmax", "mean", "any"]), st.booleans())
+def test_random_axes(shape, seed, name, keepdims):
+    rng = np.random.default_rng(seed)
+    a = random_data(rng, shape, "float64")
+    nd = len(shape)
+    if name in ARG:
+        axis = int(rng.integers(-nd, nd))
+    else:
+        k = int(rng.integers(0, nd + 1))
+        axis = tuple(int(v) for v in rng.choice(nd, size=k, replace=False))
+    got = getattr(ingot, name)(make(a), axis=axis, keepdims=keepdims)
+    check_reduction(got, a, name, "float64", axis, keepdims)
+
+
+@pytest.mark.parametrize("name", ["min", "max", "argmin", "argmax", "sum", "mean"])
+def test_nan_handling(rng, name):
+    a = random_data(rng, (3, 6), "float32")
+    a[1, 2] = np.nan
+    a[1, 4] = np.nan
+    a[2, 0] = np.inf
+    got = getattr(ingot, name)(make(a), axis=1)
+    ref = (REDUCTIONS.get(name) or ARG[name])(a, axis=1)
+    np.testing.assert_allclose(to_np(got), ref, rtol=1e-5, equal_nan=True)
+
+
+def test_argmax_first_index_on_ties():
+    a = np.array([[1, 3, 3, 0], [2, 2, 2, 2]], dtype=np.int32)
+    assert ingot.argmax(make(a), axis=1).tolist() == [1, 0]
+    assert ingot.argmin(make(a), axis=1).tolist() == [3, 0]
+    assert int(ingot.argmax(make(a))) == 1
+
+
+def test_empty_reductions():
+    e = make(np.zeros((0, 3), dtype=np.float32))
+    assert ingot.sum(e).tolist() == 0.0
+    assert ingot.sum(e, axis=0).tolist() == [0.0, 0.0, 0.0]
+    assert ingot.prod(e).tolist() == 1.0
+    assert ingot.all(e).tolist() is True and ingot.any(e).tolist() is False
+    assert np.isnan(float(ingot.mean(e)))
+    assert ingot.max(e, axis=1).shape == (0,)
+    for name in ("min", "max", "argmin", "argmax"):
+        with pytest.raises(ValueError):
+            getattr(ingot, name)(e)
+    check_interpreter_alive()
+
+
+def test_zero_dimensional_reductions():
+    z = make(np.array(3.5, dtype=np.float32))
+    assert float(ingot.sum(z)) == 3.5
+    assert float(ingot.max(z)) == 3.5
+    assert int(ingot.argmax(z)) == 0
+    assert ingot.sum(z, keepdims=True).shape == ()
+
+
+def test_sum_with_dtype(rng):
+    a = random_data(rng, 10, "int8")
+    assert ingot.sum(make(a), dtype=ingot.int16).dtype == ingot.int16
+    assert ingot.sum(make(a), dtype=ingot.float64).dtype == ingot.float64
+    assert int(ingot.sum(make(a), dtype=ingot.int32)) == int(a.astype(np.int32).sum())
+
+
+def test_integer_sums_widen_and_wrap():
+    a = np.full(300, 100, dtype=np.int8)
+    assert int(ingot.sum(make(a))) == 30000
+    u = np.array([2**63, 2**63, 5], dtype=np.uint64)
+    assert int(ingot.sum(make(u))) == int(u.sum())
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint16", "float32", "float64", "bool"])
+def test_cumsum(rng, dtype):
+    a = random_data(rng, (3, 5), dtype)
+    x = make(a)
+    with np.errstate(all="ignore"):
+        for axis in (None, 0, 1, -1):
+            got = ingot.cumsum(x, axis=axis)
+            ref = np.cumsum(a, axis=axis)
+            assert got.dtype == ref.dtype.name
+            np.testing.assert_allclose(to_np(got), ref, rtol=1e-5 if dtype == "float32" else 1e-12)
+        np.testing.assert_array_equal(to_np(ingot.cumulative_sum(x, axis=1)), np.cumsum(a, axis=1))
+        inc = ingot.cumulative_sum(x, axis=0, include_initial=True)
+        assert inc.shape == (4, 5)
+        np.testing.assert_allclose(to_np(inc)[1:], np.cumsum(a, axis=0), rtol=1e-5)
+        assert not to_np(inc)[0].any()
+    with pytest.raises(ValueError):
+        ingot.cumulative_sum(x)
+    assert ingot.cumsum(x, dtype=ingot.float64).dtype == ingot.float64
+
+
+@pytest.mark.parametrize("axis", [2, -3, (0, 0), (0, 5)])
+def test_bad_axes_raise(rng, axis):
+    x = make(random_data(rng, (3, 4), "float32"))
+    with pytest.raises((IndexError, ValueError)):
+        ingot.sum(x, axis=axis)
+    check_interpreter_alive()
+
+
+def test_bad_axis_types_raise_type_error(rng):
+    x = make(random_data(rng, (3, 4), "float32"))
+    with pytest.raises(TypeError):
+        ingot.sum(x, axis="0")
+    with pytest.raises(TypeError):
+        ingot.argmax(x, axis=(0, 1))
+    with pytest.raises((IndexError, ValueError)):
+        ingot.cumsum(x, axis=3)

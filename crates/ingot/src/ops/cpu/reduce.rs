@@ -92,39 +92,32 @@ fn better<T: Elem, const MAX: bool>(b: T, a: T) -> bool {
     }
 }
 
-/// The max (`MAX`) or min of the non-empty `xs`; a NaN if any element is NaN. Values and NaN
-/// flags live in separate lane arrays so that the loop vectorises.
+/// `v` if it beats `m` or is NaN, else `m`: a NaN, once taken, is never replaced.
+#[inline(always)]
+fn pick<T: Elem, const MAX: bool>(m: T, v: T) -> T {
+    if better::<T, MAX>(v, m) || v.is_nan_() {
+        v
+    } else {
+        m
+    }
+}
+
+/// The max (`MAX`) or min of the non-empty `xs`; a NaN if any element is NaN. One compare-and-
+/// select per element in 32 lanes, so the loop vectorises (NaN sticks through `pick`).
 #[inline(always)]
 fn extreme<T: Elem, const MAX: bool>(xs: &[T]) -> T {
     let mut m = [xs[0]; LANES];
-    let mut nan = [false; LANES];
     let mut it = xs.chunks_exact(LANES);
     for c in &mut it {
         for i in 0..LANES {
-            let v = c[i];
-            m[i] = if better::<T, MAX>(v, m[i]) { v } else { m[i] };
-            nan[i] |= v.is_nan_();
+            m[i] = pick::<T, MAX>(m[i], c[i]);
         }
     }
     let mut best = m[0];
-    let mut any_nan = false;
-    for i in 0..LANES {
-        best = if better::<T, MAX>(m[i], best) {
-            m[i]
-        } else {
-            best
-        };
-        any_nan |= nan[i];
+    for &v in m.iter().chain(it.remainder()) {
+        best = pick::<T, MAX>(best, v);
     }
-    for &v in it.remainder() {
-        best = if better::<T, MAX>(v, best) { v } else { best };
-        any_nan |= v.is_nan_();
-    }
-    if any_nan {
-        *xs.iter().find(|v| v.is_nan_()).unwrap_or(&best)
-    } else {
-        best
-    }
+    best
 }
 
 struct SumR<T>(std::marker::PhantomData<T>);

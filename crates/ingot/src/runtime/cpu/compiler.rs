@@ -40,6 +40,35 @@ fn version_of(path: &Path, prefix: &[String]) -> Option<String> {
     if let Some(v) = cache.lock().ok()?.get(&key) {
         return Some(v.clone());
     }
+    // A new process reads the version from the disk cache when the executable is unchanged
+    // (same size and modification time), sparing a process spawn on a cached load.
+    let stamp = std::fs::metadata(path).ok().map(|m| {
+        let t = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        format!("{} {} {} {:?}", path.display(), m.len(), t, prefix)
+    });
+    let memo = stamp.as_ref().map(|s| {
+        let dir = super::cache::root().join("cpu");
+        let file = dir.join(format!(
+            "compiler-{}.txt",
+            &blake3::hash(s.as_bytes()).to_hex().as_str()[..16]
+        ));
+        (file, s.clone())
+    });
+    if let Some((file, stamp)) = &memo {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            if let Some((first, version)) = text.split_once('\n') {
+                if first == stamp && !version.trim().is_empty() {
+                    let v = version.trim().to_string();
+                    cache.lock().ok()?.insert(key, v.clone());
+                    return Some(v);
+                }
+            }
+        }
+    }
     let out = Command::new(path)
         .args(prefix)
         .arg("--version")
@@ -50,6 +79,20 @@ fn version_of(path: &Path, prefix: &[String]) -> Option<String> {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let v = text.lines().next().unwrap_or("").trim().to_string();
+    if let Some((file, stamp)) = &memo {
+        if let Some(dir) = file.parent() {
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let _ = crate::cache::write_to(
+                dir,
+                name.trim_end_matches(".txt"),
+                "txt",
+                format!("{stamp}\n{v}\n").as_bytes(),
+            );
+        }
+    }
     cache.lock().ok()?.insert(key, v.clone());
     Some(v)
 }

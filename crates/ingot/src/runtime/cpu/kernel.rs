@@ -82,6 +82,17 @@ pub fn clear_memory_cache() {
     if let Ok(mut m) = loaded().lock() {
         m.clear();
     }
+    if let Ok(mut m) = libraries().lock() {
+        m.clear();
+    }
+}
+
+type LibraryMap = Mutex<HashMap<String, Arc<dyn CompiledLibrary>>>;
+
+/// Compiled libraries by a hash of the source and options (the in-process fast path).
+fn libraries() -> &'static LibraryMap {
+    static L: OnceLock<LibraryMap> = OnceLock::new();
+    L.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 fn hex(h: &blake3::Hash) -> String {
@@ -151,6 +162,31 @@ impl KernelBackend for CpuKernelBackend {
     }
 
     fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>> {
+        // A library compiled before in this process with the same source and options is a
+        // lookup: no translation, no hashing of the translation.
+        let mut h0 = blake3::Hasher::new();
+        h0.update(CACHE_VERSION.as_bytes());
+        h0.update(&(source.len() as u64).to_le_bytes());
+        h0.update(source.as_bytes());
+        h0.update(options.file().as_bytes());
+        h0.update(options.math_mode.name().as_bytes());
+        for (k, v) in &options.constants {
+            h0.update(format!("\0{k}={}", scalar_literal(*v)).as_bytes());
+        }
+        for (k, v) in ["INGOT_CXX", "PATH"].map(|k| (k, std::env::var(k).unwrap_or_default())) {
+            h0.update(format!("\0{k}={v}").as_bytes());
+        }
+        h0.update(crate::cache::root().to_string_lossy().as_bytes());
+        hash_include_dirs(&mut h0, &options.include_dirs);
+        let source_key = hex(&h0.finalize());
+        if let Some(l) = libraries()
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&source_key).cloned())
+        {
+            LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
+            return Ok(l);
+        }
         let mut topts = ingot_msl::Options::new(ingot_msl::Target::Cpu);
         topts.file_name = options.file().to_string();
         topts.fast_math = options.math_mode == MathMode::Fast;
@@ -187,11 +223,15 @@ impl KernelBackend for CpuKernelBackend {
                 .unwrap_or_else(|| format!("ingot_cpu_{}", e.name));
             functions.insert(e.name.clone(), symbol);
         }
-        Ok(Arc::new(CpuLibrary {
+        let lib: Arc<dyn CompiledLibrary> = Arc::new(CpuLibrary {
             module: t.module,
             symbols: functions,
             so,
-        }))
+        });
+        if let Ok(mut m) = libraries().lock() {
+            m.insert(source_key, lib.clone());
+        }
+        Ok(lib)
     }
 }
 
@@ -491,10 +531,10 @@ impl CompiledFunction for CpuFunction {
         let threads_in_group = launch.tg.iter().map(|&t| t as u64).product::<u64>().max(1);
         let workers = rayon::current_num_threads().max(1) as u64;
         // Enough chunks to balance uneven groups, few enough to keep the per-call cost small:
-        // about 8 per worker, and at least ~4096 threads per chunk.
+        // about 4 per worker, and at least ~4096 threads per chunk.
         let min_groups = 4096u64.div_ceil(threads_in_group);
         let chunk = (total as u64)
-            .div_ceil(workers * 8)
+            .div_ceil(workers * 4)
             .max(min_groups)
             .min(total as u64) as u32;
         let nchunks = total.div_ceil(chunk);

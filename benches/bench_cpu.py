@@ -40,6 +40,17 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def git_commit() -> str:
+    """The repository's HEAD commit (what the benchmark script sits in), or "unknown"."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def available_memory() -> int:
     try:
         with open("/proc/meminfo") as f:
@@ -88,6 +99,7 @@ def main(argv: List[str] = None) -> int:
     p.add_argument("--no-write", action="store_true", help="print only")
     args = p.parse_args(argv)
 
+    load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
     device = ingot.Device("cpu")
     rng = np.random.default_rng(0)
     sizes = [int(10**e) for e in range(3, 9) if 10**e <= args.max_size]
@@ -126,8 +138,10 @@ def main(argv: List[str] = None) -> int:
             "cores": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
+            "load_average_at_start": load_at_start,
         },
         "numpy": np.__version__,
+        "git_commit": git_commit(),
         "ingot": ingot.__version__,
         "dtype": "float32",
         "statistic": f"median of {args.samples} samples after warm-up (fewer for 1e8 and matmul)",
@@ -135,7 +149,8 @@ def main(argv: List[str] = None) -> int:
     }
     md = [f"# CPU benchmark, {meta['date']}", "",
           f"{meta['machine']['cpu']}, {meta['machine']['cores']} cores; NumPy {np.__version__}; "
-          f"ingot {ingot.__version__}; float32; {meta['statistic']}.", "",
+          f"ingot {ingot.__version__}; float32; {meta['statistic']}; "
+          f"load average at start {load_at_start}.", "",
           "| op | size | NumPy (ms) | ingot (ms) | ratio NumPy/ingot |", "|---|---:|---:|---:|---:|"]
     for r in rows:
         md.append(f"| {r['op']} | {r['size']:,} | {r['numpy_s'] * 1e3:.4f} | {r['ingot_s'] * 1e3:.4f} | {r['ratio']:.2f} |")

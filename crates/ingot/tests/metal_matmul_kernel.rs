@@ -1,11 +1,19 @@
-//! The Metal backend's matmul kernel (`runtime/metal/matmul.metal`) run through the CPU kernel
-//! engine: the same MSL source, translated, so its tiling and edge handling are checked on every
-//! machine (the Metal backend itself only runs on macOS).
+//! The Metal backend's matmul kernel (`runtime/metal/matmul.metal`) run on the device that
+//! `INGOT_DEVICE` names (default: the CPU kernel engine): the same MSL source, translated for the
+//! CPU or CUDA, so its tiling and edge handling are checked on every machine (the Metal backend
+//! itself only runs on macOS, where `INGOT_DEVICE=metal` runs it natively).
 
 use ingot::kernel::{CompileOptions, Dispatch, KernelArg, Library};
 use ingot::{Array, DType, Device};
 
 const SOURCE: &str = include_str!("../src/runtime/metal/matmul.metal");
+
+fn device() -> Device {
+    std::env::var("INGOT_DEVICE")
+        .ok()
+        .and_then(|s| s.parse::<Device>().ok())
+        .unwrap_or(Device::Cpu)
+}
 
 fn params(a_stride: u64, b_stride: u64, m: u32, n: u32, k: u32) -> Vec<u8> {
     let mut p = Vec::new();
@@ -22,14 +30,15 @@ fn value(i: usize, salt: usize) -> f32 {
 }
 
 fn check(batch: usize, m: usize, n: usize, k: usize, share_a: bool) {
-    let lib = Library::compile(SOURCE, Device::Cpu, &CompileOptions::default()).unwrap();
+    let lib = Library::compile(SOURCE, device(), &CompileOptions::default()).unwrap();
     let f = lib.function("matmul_float32").unwrap();
     let a_batches = if share_a { 1 } else { batch };
     let a: Vec<f32> = (0..a_batches * m * k).map(|i| value(i, 1)).collect();
     let b: Vec<f32> = (0..batch * k * n).map(|i| value(i, 2)).collect();
-    let xa = Array::from_vec(a.clone(), &[a_batches * m * k], Device::Cpu).unwrap();
-    let xb = Array::from_vec(b.clone(), &[batch * k * n], Device::Cpu).unwrap();
-    let out = Array::empty(&[batch * m * n], DType::Float32, Device::Cpu).unwrap();
+    let dev = device();
+    let xa = Array::from_vec(a.clone(), &[a_batches * m * k], dev).unwrap();
+    let xb = Array::from_vec(b.clone(), &[batch * k * n], dev).unwrap();
+    let out = Array::empty(&[batch * m * n], DType::Float32, dev).unwrap();
     let a_stride = if share_a { 0 } else { (m * k) as u64 };
     let groups = [n.div_ceil(64) as u32, m.div_ceil(64) as u32, batch as u32];
     let dispatch = Dispatch::try_groups(&groups)
@@ -93,7 +102,7 @@ fn batched_with_a_shared_operand() {
 
 #[test]
 fn half_and_bfloat_instantiations_exist() {
-    let lib = Library::compile(SOURCE, Device::Cpu, &CompileOptions::default()).unwrap();
+    let lib = Library::compile(SOURCE, device(), &CompileOptions::default()).unwrap();
     let names = lib.functions();
     for n in ["matmul_float32", "matmul_float16", "matmul_bfloat16"] {
         assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");

@@ -22,7 +22,7 @@ if [ -d .gpu/corpus ] && [ -f .gpu/nvrtc_check.py ] && [ "${SKIP_NVRTC:-0}" != 1
 fi
 if [ "${SKIP_PYTEST:-0}" != 1 ]; then
   step "pytest on cuda"
-  INGOT_DEVICE=cuda timeout "${PYTEST_TIMEOUT:-300}" python3 -m pytest -q -x --timeout=120 -p no:cacheprovider tests ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -n 30
+  INGOT_DEVICE=cuda timeout "${PYTEST_TIMEOUT:-300}" python3 -m pytest -q --timeout=60 -rf -p no:cacheprovider tests ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" | tail -n 30
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   step "benchmark"

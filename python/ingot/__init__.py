@@ -28,6 +28,7 @@ from ._ingot import (
     __version__,
     default_device,
     devices,
+    synchronize,
 )
 from ._dtypes import (
     bfloat16,

@@ -104,9 +104,10 @@ pub fn numpy_to_array(
             "copy=False: this NumPy array cannot be used without a copy",
         ));
     }
+    // `ascontiguousarray` returns at least 1-D: the shape comes from the original array.
+    let shape = arr.shape().to_vec();
     let contiguous = np.getattr("ascontiguousarray")?.call1((arr,))?;
     let c = contiguous.cast::<PyUntypedArray>()?;
-    let shape = c.shape().to_vec();
     let nbytes = c.len() * dtype.size();
     let bytes: &[u8] = if nbytes == 0 {
         &[]

@@ -63,6 +63,7 @@ impl Array {
 
     /// A new contiguous array with uninitialised contents.
     pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Array> {
+        crate::runtime::check_dtype(device, dtype)?;
         let size = checked_size(shape)?;
         let nbytes = size.checked_mul(dtype.size()).ok_or(Error::OutOfMemory {
             bytes: usize::MAX,

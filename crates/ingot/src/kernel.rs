@@ -295,7 +295,7 @@ impl ParamInfo {
             index,
             dtype,
             lanes: info.map_or(1, |t| t.lanes.max(1) * t.columns.max(1)),
-            value_size: info.map(|t| t.size as usize),
+            value_size: p.size.map(|s| s as usize).or(info.map(|t| t.size as usize)),
             any_dtype: kind == ParamRole::Buffer && (info.is_none() || byte_pointer),
             access,
             role: p.role.map(|r| r.name()),

@@ -16,6 +16,19 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::device::Device;
 use crate::error::{Error, Result};
 
+/// The size class of an allocation request, shared by the caching allocators: 512-byte
+/// granules up to 4 KiB, then four classes per power of two (at most 25% rounding waste), so a
+/// freed block serves any later request of the same class.
+pub fn size_class(nbytes: usize) -> usize {
+    let n = nbytes.max(1);
+    if n <= 4096 {
+        return n.div_ceil(512) * 512;
+    }
+    let k = usize::BITS - 1 - n.leading_zeros();
+    let step = 1usize << (k - 2);
+    n.div_ceil(step) * step
+}
+
 /// Memory statistics of a device, in bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryInfo {

@@ -143,7 +143,7 @@ fn hash_include_dirs(h: &mut blake3::Hasher, dirs: &[PathBuf]) {
     }
 }
 
-fn translate_error(e: ingot_msl::Error) -> Error {
+pub(crate) fn translate_error(e: ingot_msl::Error) -> Error {
     if e.message.contains("function constant") {
         Error::KernelArgument(e.to_string())
     } else {

@@ -5,7 +5,7 @@ pub(crate) mod compiler;
 pub mod kernel;
 mod memory;
 
-pub use memory::CpuMemory;
+pub use memory::{cached_bytes, release_cached, CpuMemory};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -120,11 +120,15 @@ impl Runtime for CpuRuntime {
         Ok(())
     }
 
+    fn empty_cache(&self) {
+        memory::release_cached();
+    }
+
     fn memory_info(&self) -> MemoryInfo {
         let (free, total) = host_memory();
         MemoryInfo {
             used: self.counters.used.load(Ordering::Relaxed),
-            pool: 0,
+            pool: memory::cached_bytes(),
             free,
             total,
             peak: self.counters.peak.load(Ordering::Relaxed),

@@ -73,6 +73,8 @@ pub struct CudaFunction {
     name: String,
     max_threads: u32,
     dynamic_smem_limit: Mutex<u32>,
+    /// `sizeof` of each ABI slot's type from the reflection (MSL layout; 0 when unknown).
+    sizes: Option<Vec<u32>>,
 }
 
 // SAFETY: CUfunction handles are usable from any thread with the context current.
@@ -214,6 +216,13 @@ impl CompiledLibrary for CudaLibrary {
         }
         .unwrap_or(1024)
         .clamp(1, 1024) as u32;
+        // 0 marks a slot whose size the reflection does not know (not checked).
+        let sizes = self.reflection.entry(name).map(|ep| {
+            ep.abi
+                .iter()
+                .map(|&i| ep.params.get(i).and_then(|p| p.size).unwrap_or(0))
+                .collect::<Vec<u32>>()
+        });
         let me = Arc::new(CudaFunction {
             inner: self.inner.clone(),
             _module: self.module.clone(),
@@ -221,6 +230,7 @@ impl CompiledLibrary for CudaLibrary {
             name: name.to_string(),
             max_threads,
             dynamic_smem_limit: Mutex::new(48 * 1024),
+            sizes,
         });
         self.functions
             .lock()
@@ -302,7 +312,7 @@ impl CompiledFunction for CudaFunction {
     }
 
     fn slot_sizes(&self) -> Option<&[u32]> {
-        None
+        self.sizes.as_deref()
     }
 
     fn launch(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<()> {

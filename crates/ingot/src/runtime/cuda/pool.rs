@@ -13,17 +13,7 @@ use cudarc::driver::{result, sys};
 use super::driver::{check, describe};
 use crate::error::{Error, Result};
 
-/// The size class of a request: 512-byte granules up to 4 KiB, then four classes per power of
-/// two (at most 25% rounding waste).
-pub fn size_class(nbytes: usize) -> usize {
-    let n = nbytes.max(1);
-    if n <= 4096 {
-        return n.div_ceil(512) * 512;
-    }
-    let k = usize::BITS - 1 - n.leading_zeros();
-    let step = 1usize << (k - 2);
-    n.div_ceil(step) * step
-}
+pub use crate::runtime::size_class;
 
 #[derive(Default)]
 struct State {

@@ -159,9 +159,32 @@ kernel void reduce_rows(device const T* x [[buffer(0)]], device O* out [[buffer(
                         uint nl [[threads_per_threadgroup]], uint gid [[threadgroup_position_in_grid]],
                         uint ng [[threadgroups_per_grid]]) {
   threadgroup typename Op::A sh[256];
+  const int N = 16 / sizeof(T);
   for (ulong r = gid; r < g.m; r += ng) {
     long base = row_offset(g, r);
-    typename Op::A acc = row_accumulate<Op, T>(x, g, base, lid, nl);
+    typename Op::A acc;
+    if (g.vec) {
+      // Contiguous rows starting 16-byte aligned: packs, two in flight.
+      device const Pack<T, N>* xv = (device const Pack<T, N>*)(x + base);
+      ulong nv = g.k / N, j = lid;
+      acc = Op::id();
+      typename Op::A acc1 = Op::id();
+      for (; j + nl < nv; j += 2ul * nl) {
+        Pack<T, N> a = xv[j], b = xv[j + nl];
+        for (int q = 0; q < N; ++q) {
+          acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
+          acc1 = Op::comb(acc1, Op::load(b.v[q], (j + nl) * N + q));
+        }
+      }
+      for (; j < nv; j += nl) {
+        Pack<T, N> a = xv[j];
+        for (int q = 0; q < N; ++q) acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
+      }
+      acc = Op::comb(acc, acc1);
+      for (ulong k = nv * N + lid; k < g.k; k += nl) acc = Op::comb(acc, Op::load(x[base + long(k)], k));
+    } else {
+      acc = row_accumulate<Op, T>(x, g, base, lid, nl);
+    }
     acc = group_combine<Op>(acc, sh, lid, nl);
     if (lid == 0u) out[r] = Op::template out<O>(acc);
     threadgroup_barrier(mem_flags::mem_threadgroup);

@@ -245,7 +245,12 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         ];
         return launch(&k2, &args, 1);
     }
-    let g = rgeom(m, k, kst, xo.off, false, 0, &oshape, &ost);
+    // Pack loads in reduce_rows: contiguous rows whose starts are all 16-byte aligned.
+    let es = t.size() as isize;
+    let row_vec = kst == 1
+        && (x.layout().offset() * t.size()).is_multiple_of(16)
+        && ost.iter().all(|&s| (s * es) % 16 == 0);
+    let g = rgeom(m, k, kst, xo.off, row_vec, 0, &oshape, &ost);
     let cols = oshape.len() == 1 && ost[0] == 1 && kst != 1 && m >= 32;
     let (tmpl, groups) = if kst == 1 && k <= 64 && m > 1 {
         ("reduce_lines", groups_for(device, m as u64, 1))

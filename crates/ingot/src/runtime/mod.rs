@@ -134,6 +134,18 @@ impl Buffer {
         &self.storage
     }
 
+    /// Fails unless bytes `offset..offset + len` lie inside the buffer (`what` names the caller).
+    pub fn check_range(&self, offset: usize, len: usize, what: &str) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > self.nbytes) {
+            return Err(Error::Value(format!(
+                "{what}: range {offset}..{} is outside a buffer of {} bytes",
+                offset.saturating_add(len),
+                self.nbytes
+            )));
+        }
+        Ok(())
+    }
+
     /// The host address of the memory, for CPU buffers.
     pub fn host_ptr(&self) -> Option<*mut u8> {
         match &self.storage {

@@ -56,13 +56,7 @@ impl Default for CpuRuntime {
 }
 
 fn host_slice(buf: &Buffer, offset: usize, len: usize, what: &str) -> Result<*mut u8> {
-    if offset.checked_add(len).is_none_or(|end| end > buf.nbytes()) {
-        return Err(Error::Value(format!(
-            "{what}: range {offset}..{} is outside a buffer of {} bytes",
-            offset.saturating_add(len),
-            buf.nbytes()
-        )));
-    }
+    buf.check_range(offset, len, what)?;
     match buf.storage() {
         Storage::Cpu(m) => Ok(unsafe { m.as_ptr().add(offset) }),
         #[allow(unreachable_patterns)]

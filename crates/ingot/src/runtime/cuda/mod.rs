@@ -289,17 +289,6 @@ fn cuda_memory<'a>(buf: &'a Buffer, what: &str) -> Result<&'a CudaMemory> {
     }
 }
 
-fn check_range(buf: &Buffer, offset: usize, len: usize, what: &str) -> Result<()> {
-    if offset.checked_add(len).is_none_or(|end| end > buf.nbytes()) {
-        return Err(Error::Value(format!(
-            "{what}: range {offset}..{} is outside a buffer of {} bytes",
-            offset.saturating_add(len),
-            buf.nbytes()
-        )));
-    }
-    Ok(())
-}
-
 impl Runtime for CudaRuntime {
     fn device(&self) -> Device {
         Device::Cuda(self.inner.ordinal)
@@ -328,7 +317,7 @@ impl Runtime for CudaRuntime {
     }
 
     fn copy_from_host(&self, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
-        check_range(dst, dst_offset, src.len(), "copy_from_host")?;
+        dst.check_range(dst_offset, src.len(), "copy_from_host")?;
         if src.is_empty() {
             return Ok(());
         }
@@ -346,7 +335,7 @@ impl Runtime for CudaRuntime {
     }
 
     fn copy_to_host(&self, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
-        check_range(src, src_offset, dst.len(), "copy_to_host")?;
+        src.check_range(src_offset, dst.len(), "copy_to_host")?;
         if dst.is_empty() {
             return Ok(());
         }
@@ -368,8 +357,8 @@ impl Runtime for CudaRuntime {
         dst_offset: usize,
         nbytes: usize,
     ) -> Result<()> {
-        check_range(src, src_offset, nbytes, "copy_within")?;
-        check_range(dst, dst_offset, nbytes, "copy_within")?;
+        src.check_range(src_offset, nbytes, "copy_within")?;
+        dst.check_range(dst_offset, nbytes, "copy_within")?;
         if nbytes == 0 {
             return Ok(());
         }

@@ -83,12 +83,18 @@ def test_iteration_and_tolist(rng):
 
 
 def test_repr_and_str():
-    assert repr(ingot.asarray([1.0, 2.0], dtype=ingot.float32)) == "Array([1., 2.], dtype=float32)"
-    assert repr(ingot.asarray([[1, 2], [3, 4]], dtype=ingot.int8)) == (
+    x = ingot.asarray([1.0, 2.0], dtype=ingot.float32)
+    suffix = "" if x.device.kind == "cpu" else f", device='{x.device}'"
+
+    def want(text):  # NumPy's repr, plus the device for arrays that are not on the CPU
+        return text[:-1] + suffix + ")"
+
+    assert repr(x) == want("Array([1., 2.], dtype=float32)")
+    assert repr(ingot.asarray([[1, 2], [3, 4]], dtype=ingot.int8)) == want(
         "Array([[1, 2],\n       [3, 4]], dtype=int8)")
-    assert repr(ingot.asarray(True)) == "Array(True, dtype=bool)"
-    assert repr(ingot.zeros((0, 2), dtype=ingot.float32)) == "Array([], shape=(0, 2), dtype=float32)"
-    assert repr(ingot.asarray([0.5, 1.5], dtype=ingot.bfloat16)) == "Array([0.5, 1.5], dtype=bfloat16)"
+    assert repr(ingot.asarray(True)) == want("Array(True, dtype=bool)")
+    assert repr(ingot.zeros((0, 2), dtype=ingot.float32)) == want("Array([], shape=(0, 2), dtype=float32)")
+    assert repr(ingot.asarray([0.5, 1.5], dtype=ingot.bfloat16)) == want("Array([0.5, 1.5], dtype=bfloat16)")
     assert str(ingot.asarray([1, 2], dtype=ingot.int32)) == "[1 2]"
     assert f"{ingot.asarray(2.5):.2f}" == "2.50"
     big = ingot.zeros(5000, dtype=ingot.float32)

@@ -235,6 +235,22 @@ fn convert_args<'py>(
             )
         })?;
         let writable = p.is_some_and(|p| p.access == ingot::kernel::Access::ReadWrite);
+        // On a GPU the NumPy data is copied to the device; a read-only source could not take the
+        // results back, so it is refused before the launch, as on the CPU.
+        let numpy_read_only = a
+            .getattr("flags")
+            .and_then(|f| f.getattr("writeable"))
+            .and_then(|w| w.extract::<bool>())
+            .is_ok_and(|w| !w);
+        if writable && numpy_read_only {
+            return Err(kernel_arg_err(
+                a.py(),
+                format!(
+                    "kernel `{}`, {name}: the kernel writes this argument, but the NumPy array is read-only",
+                    kernel.name()
+                ),
+            ));
+        }
         if writable && array.is_writable() {
             let in_place =
                 array.is_contiguous() && array.device() == device && is_view_of(a, &array)?;

@@ -101,8 +101,10 @@ impl KernelBackend for CudaKernels {
         msl_options.constants = constants;
         msl_options.fast_math = options.math_mode == MathMode::Fast;
         msl_options.include_dirs = options.include_dirs.clone();
+        // The same mapping as the CPU engine: a missing or unknown function constant is an
+        // argument error, anything else a compile error.
         let translation = ingot_msl::translate(source, &msl_options)
-            .map_err(|e| Error::Compile(e.to_string()))?;
+            .map_err(crate::runtime::cpu::kernel::translate_error)?;
         let headers = ingot_msl::prelude_files(ingot_msl::Target::Cuda);
         let arch = arch_of(&self.inner);
         let (nv_major, nv_minor) = nvrtc::version()?;

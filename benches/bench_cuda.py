@@ -218,9 +218,9 @@ kernel void scale_%d(device float *x [[buffer(0)]], constant float &s [[buffer(1
     record("user kernel launch (32 threads)", None, t_launch, t_cp_launch, None)
     print(f"NVRTC first compile {first_compile * 1e3:.1f} ms; same source again {warm * 1e3:.3f} ms")
 
-    name = ig.devices()[0]
+    name = getattr(dev, "name", dev)
     meta = {
-        "device": str(getattr(name, "name", name)),
+        "device": str(name() if callable(name) else name),
         "date": _dt.date.today().isoformat(),
         "host": platform.node(),
         "n_elementwise": n,

@@ -336,12 +336,33 @@ fn build(
     cache::install(&tmp_so, path)
 }
 
+/// Loads a private copy of `path`, unlinked once loaded. The process's mapping then never
+/// depends on the cache file: another process (or a test) that rewrites or truncates a cache
+/// entry in place cannot turn the loaded code into a SIGBUS.
+fn load_private_copy(path: &Path) -> std::result::Result<libloading::Library, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let private = std::env::temp_dir().join(format!(
+        "ingot-{}-{}.so",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let loaded = match std::fs::copy(path, &private) {
+        // SAFETY: as for `open`: a file this engine built (checked by its key right after).
+        Ok(_) => unsafe { libloading::Library::new(&private) },
+        // No writable temporary folder: load the cache entry itself.
+        Err(_) => unsafe { libloading::Library::new(path) },
+    };
+    let _ = std::fs::remove_file(&private);
+    loaded.map_err(|e| e.to_string())
+}
+
 /// Loads a cached shared object and checks that it is the one `key` names.
 fn open(path: &Path, key: &str) -> std::result::Result<SharedObject, String> {
     // SAFETY: the file was produced by this engine from a translation whose hash is `key`, and
     // that hash is checked below before any kernel symbol is used. Its initialisers are the
     // prelude's (no user code runs at load time).
-    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())?;
+    let lib = load_private_copy(path)?;
     // SAFETY: `ingot_cpu_cache_key` is a NUL-terminated char array defined by `build`.
     let found = unsafe {
         lib.get::<*const c_char>(b"ingot_cpu_cache_key\0").map(|s| {

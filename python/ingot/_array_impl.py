@@ -16,7 +16,8 @@ _NP_COPY_KEYWORD = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
 
 def host_numpy(x: "_ingot.Array") -> np.ndarray:
-    """The array as a NumPy array: a zero-copy view of CPU memory where possible, else a host copy.
+    """The array as a NumPy array: a zero-copy view of CPU memory, or of a Metal array's shared
+    memory (after its device's queued work has finished), where possible, else a host copy.
 
     bfloat16 becomes float32 (exactly: every bfloat16 value is a float32 value) unless
     ``ml_dtypes`` is installed, in which case it keeps its ``ml_dtypes.bfloat16`` dtype.
@@ -29,8 +30,9 @@ def host_numpy(x: "_ingot.Array") -> np.ndarray:
             return raw.view(ml_dtypes.bfloat16)
         except ImportError:
             x = x.astype(_ingot.float32)
-    if x.device.kind == "cpu":
-        return np.asarray(_Interface(x))
+    view = _host_view(x)
+    if view is not None:
+        return view
     return np.frombuffer(x._tobytes(), dtype=x.dtype.name).reshape(x.shape).copy()
 
 
@@ -44,6 +46,21 @@ class _Interface:
         self.__array_interface__ = array.__array_interface__
 
 
+def _host_view(x: "_ingot.Array") -> Optional[np.ndarray]:
+    """A NumPy view of ``x``'s memory without a copy, or None where there is none.
+
+    CPU arrays, and Metal arrays (shared memory): reading a Metal array's interface waits for its
+    device's queued work first. A build of the bindings without their ``metal`` feature has no
+    interface for Metal arrays (None: the caller copies).
+    """
+    if x.device.kind not in ("cpu", "metal"):
+        return None
+    try:
+        return np.asarray(_Interface(x))
+    except AttributeError:
+        return None
+
+
 def array_to_numpy(x: "_ingot.Array", dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
     """``Array.__array__(dtype=None, copy=None)``: NumPy 1.x and 2.x calling conventions."""
     a = host_numpy(x)
@@ -51,7 +68,7 @@ def array_to_numpy(x: "_ingot.Array", dtype: Any = None, copy: Optional[bool] = 
         return a.astype(dtype)
     if copy:
         return a.copy()
-    if copy is False and (x.device.kind != "cpu" or x.dtype == _ingot.bfloat16):
+    if copy is False and (x.dtype == _ingot.bfloat16 or not isinstance(a.base, _Interface)):
         raise ValueError("cannot convert this array to NumPy without a copy")
     return a
 

@@ -62,9 +62,15 @@ def asarray(
     ``obj`` may be an ingot array, a NumPy array or scalar, a Python scalar, a (nested) sequence,
     or anything NumPy can convert (buffer protocol, ``__array__``...). NumPy arrays on the CPU are
     wrapped without copying when the dtype is supported and the memory aligned (the ingot array
-    then shares memory with the NumPy array, and is read-only when it is). ``copy=True`` always
-    copies, ``copy=False`` raises ``ValueError`` when a copy would be needed, ``None`` copies only
-    when needed. Python floats default to float64, ints to int64.
+    then shares memory with the NumPy array, and is read-only when it is). On Metal, a
+    C-contiguous NumPy array whose address is page-aligned and whose size is a multiple of the
+    page size (16 KiB on Apple silicon; ``mmap.PAGESIZE``) is wrapped the same way; as Metal work
+    is asynchronous, do not write the NumPy array while GPU work on the ingot array is queued,
+    and call ``ingot.synchronize()`` before reading GPU results through the NumPy array. Other
+    arrays are copied to a GPU. ``copy=True`` always copies, ``copy=False`` raises ``ValueError``
+    when a copy would be needed, ``None`` copies only when needed. Python floats default to
+    float64, ints to int64; Metal holds no float64, so give ``dtype`` (for example float32) to
+    bring float64 data there.
     """
     d = None if dtype is None else as_dtype(dtype)
     dev = _device(device)
@@ -102,6 +108,12 @@ def asarray(
     needs_cast = d is not None and a.dtype.name != d.name
     if needs_cast and copy is False:
         raise ValueError("copy=False: changing the dtype needs a copy")
+    if needs_cast:
+        target = dev if dev is not None else Device(None)
+        if target.kind == "metal":
+            # Cast on the host, then one copy to the GPU: the source may be float64, which Metal
+            # does not hold, and the result must not alias ``a`` while the cast is queued.
+            return _ingot.from_numpy(a, device="cpu").astype(d).to_device(target)
     x = _ingot.from_numpy(a, copy=None if (needs_cast or from_python) else copy, device=dev)
     if needs_cast:
         x = x.astype(d)

@@ -10,9 +10,11 @@ Arguments bind to the kernel's buffer and ``constant T&`` parameters in buffer-i
 
 * ``ingot.Array``: bound as a buffer and written in place.
 * NumPy arrays (and ``array.array``, memoryviews, anything NumPy converts): on the CPU a
-  C-contiguous, aligned array is used in place without a copy; otherwise the data is copied to the
-  device and, for a writable parameter, the results are copied back into the NumPy array after
-  the launch. A read-only NumPy array given to a writable parameter is an error.
+  C-contiguous, aligned array is used in place without a copy, and on Metal one whose memory is
+  also page-aligned and a whole number of pages (the call then waits for the kernel, so the NumPy
+  array holds the results when it returns); otherwise the data is copied to the device and, for a
+  writable parameter, the results are copied back into the NumPy array after the launch. A
+  read-only NumPy array given to a writable parameter is an error.
 * Python and NumPy scalars for ``constant T&``: converted to ``T`` with a range check.
 * ``bytes``/``bytearray``/``memoryview``, NumPy structured scalars, ctypes structures for
   ``constant Struct&``: the raw bytes, checked against ``sizeof(Struct)``.

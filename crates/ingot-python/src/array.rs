@@ -202,7 +202,10 @@ impl PyArray {
         crate::interop::cuda_array_interface(py, &self.inner)
     }
 
-    /// NumPy's array interface, for zero-copy `numpy.asarray(x)` of CPU arrays (not bfloat16).
+    /// NumPy's array interface, for zero-copy `numpy.asarray(x)` of CPU arrays and of Metal
+    /// arrays (shared memory; the device's queued work is finished first), not bfloat16. NumPy
+    /// keeps this array alive as the view's base. On Metal, synchronise again before reading the
+    /// view after later GPU work, and do not write it while GPU work on the array is queued.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let a = &self.inner;
@@ -225,15 +228,24 @@ impl PyArray {
                 ))
             }
         };
-        if cfg!(target_endian = "big") || a.device() != Device::Cpu {
+        if cfg!(target_endian = "big") {
             return Err(PyAttributeError::new_err(
-                "only little-endian CPU arrays expose the array interface",
+                "only little-endian arrays expose the array interface",
             ));
         }
-        let base = a
-            .buffer()
-            .host_ptr()
-            .ok_or_else(|| PyAttributeError::new_err("no host pointer"))?;
+        let base = match a.device() {
+            Device::Cpu => a
+                .buffer()
+                .host_ptr()
+                .ok_or_else(|| PyAttributeError::new_err("no host pointer"))?,
+            #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+            Device::Metal(_) => crate::metal::synchronized_host_ptr(py, a)?,
+            _ => {
+                return Err(PyAttributeError::new_err(
+                    "only CPU and Metal arrays expose the array interface (copy others to the host with to_device('cpu'))",
+                ))
+            }
+        };
         let itemsize = a.dtype().size();
         let ptr = if a.size() == 0 {
             base as usize

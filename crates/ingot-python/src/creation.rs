@@ -1,4 +1,5 @@
-//! Array creation: from NumPy (zero-copy on the CPU where possible), constants, ranges.
+//! Array creation: from NumPy (zero-copy on the CPU, and on Metal for page-aligned memory, where
+//! possible), constants, ranges.
 
 use std::sync::Arc;
 
@@ -73,12 +74,55 @@ fn wrap_numpy(arr: &Bound<'_, PyUntypedArray>, dtype: DType) -> PyResult<Option<
         .map(Some)
 }
 
-/// A NumPy array (or NumPy scalar) as an ingot array on `device`: zero-copy on the CPU where
-/// possible unless `copy=True`; `copy=False` raises when a copy is needed.
+/// Whether [`numpy_to_array`] may wrap NumPy memory on a GPU that shares memory with the host
+/// (Metal). The CPU always wraps when it can: its operations finish before they return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuAlias {
+    /// Wrap when possible: the ingot array aliases the NumPy array while GPU work is queued.
+    /// For `asarray`/`from_numpy` (documented aliasing) and kernel arguments (the launch is
+    /// synchronised when an argument aliases NumPy memory).
+    Allow,
+    /// Always copy to a GPU: for operands of one operation, whose queued reads would otherwise
+    /// see later writes to the NumPy array.
+    Copy,
+}
+
+/// Wraps a NumPy array on a GPU that shares memory with the host (Metal) without copying.
+/// `None` on other devices, or when the memory cannot be wrapped.
+fn wrap_numpy_gpu(
+    arr: &Bound<'_, PyUntypedArray>,
+    dtype: DType,
+    device: Device,
+) -> PyResult<Option<Array>> {
+    match device {
+        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+        Device::Metal(index) => crate::metal::wrap_numpy(arr, dtype, index),
+        _ => {
+            let _ = (arr, dtype);
+            Ok(None)
+        }
+    }
+}
+
+/// True when `array` is on a GPU and its buffer is host memory used in place (a NumPy array
+/// wrapped by [`numpy_to_array`] on Metal): queued GPU work then reads and writes that memory.
+pub fn aliases_host_on_gpu(array: &Array) -> bool {
+    match array.device() {
+        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+        Device::Metal(_) => crate::metal::wraps_host_memory(array),
+        _ => false,
+    }
+}
+
+/// A NumPy array (or NumPy scalar) as an ingot array on `device` unless `copy=True`: zero-copy
+/// on the CPU where possible, and on Metal (with `GpuAlias::Allow`) for a C-contiguous array
+/// whose memory is page-aligned and a whole number of pages; `copy=False` raises when a copy is
+/// needed. A dtype the device cannot hold (float64 on Metal) raises before anything is copied.
 pub fn numpy_to_array(
     obj: &Bound<'_, PyAny>,
     copy: Option<bool>,
     device: Device,
+    alias: GpuAlias,
 ) -> PyResult<Array> {
     let py = obj.py();
     let np = py.import("numpy")?;
@@ -91,6 +135,7 @@ pub fn numpy_to_array(
         .cast::<PyUntypedArray>()
         .map_err(|_| PyTypeError::new_err("expected a NumPy array"))?;
     let dtype = numpy_dtype(arr)?;
+    ingot::runtime::check_dtype(device, dtype).py_err()?;
     if device == Device::Cpu && copy != Some(true) {
         if let Some(a) = wrap_numpy(arr, dtype)? {
             return Ok(a);
@@ -99,10 +144,22 @@ pub fn numpy_to_array(
             return Array::empty(arr.shape(), dtype, device).py_err();
         }
     }
+    if device != Device::Cpu && copy != Some(true) && alias == GpuAlias::Allow {
+        if let Some(a) = wrap_numpy_gpu(arr, dtype, device)? {
+            return Ok(a);
+        }
+    }
     if copy == Some(false) && arr.len() != 0 {
-        return Err(PyValueError::new_err(
-            "copy=False: this NumPy array cannot be used without a copy",
-        ));
+        let why = match device {
+            Device::Metal(_) => {
+                " (on Metal, only a C-contiguous array whose address is page-aligned and whose \
+                 size is a multiple of the page size is used in place)"
+            }
+            _ => "",
+        };
+        return Err(PyValueError::new_err(format!(
+            "copy=False: this NumPy array cannot be used on {device} without a copy{why}"
+        )));
     }
     // `ascontiguousarray` returns at least 1-D: the shape comes from the original array.
     let shape = arr.shape().to_vec();
@@ -119,7 +176,10 @@ pub fn numpy_to_array(
     Array::from_bytes(bytes, &shape, dtype, device).py_err()
 }
 
-/// A NumPy array as an ingot array (see `numpy_to_array`).
+/// A NumPy array as an ingot array (see `numpy_to_array`). On the CPU, and on Metal when the
+/// memory is page-aligned, the result shares memory with the NumPy array; on Metal, do not write
+/// the NumPy array while GPU work on the ingot array is queued, and synchronise before reading
+/// results through NumPy.
 #[pyfunction]
 #[pyo3(signature = (arr, copy = None, device = None))]
 fn from_numpy(
@@ -128,7 +188,7 @@ fn from_numpy(
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
     let d = device_from_py(device)?;
-    Ok(numpy_to_array(arr, copy, d)?.into())
+    Ok(numpy_to_array(arr, copy, d, GpuAlias::Allow)?.into())
 }
 
 /// A new array with uninitialised contents.

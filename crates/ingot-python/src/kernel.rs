@@ -3,10 +3,12 @@
 //! Arguments bind to the kernel's buffer and bytes parameters in buffer-index order:
 //! - `ingot.Array`: bound as a buffer, written in place.
 //! - NumPy arrays (and other objects NumPy converts: `array.array`, memoryview...) for buffer
-//!   parameters: on the CPU a C-contiguous, aligned NumPy array is used in place (no copy); otherwise
-//!   the data is copied to the device, and for a writable parameter the results are copied back
-//!   into the NumPy array after the launch. A read-only NumPy array for a writable parameter is
-//!   an error.
+//!   parameters: on the CPU a C-contiguous, aligned NumPy array is used in place (no copy), and
+//!   on Metal one whose memory is also page-aligned and a whole number of pages (the launch is
+//!   then synchronised, so the NumPy array holds the results when the call returns and may be
+//!   written again); otherwise the data is copied to the device, and for a writable parameter
+//!   the results are copied back into the NumPy array after the launch. A read-only NumPy array
+//!   for a writable parameter is an error.
 //! - Python `bool`/`int`/`float` and NumPy scalars for `constant T&`: converted to `T` with a
 //!   range check.
 //! - `bytes`, `bytearray`, `memoryview`, NumPy structured scalars (`np.void`), ctypes structures
@@ -24,7 +26,7 @@ use ingot::kernel::{CompileOptions, Dispatch, Kernel, KernelArg, Library, MathMo
 use ingot::{Array, Scalar};
 
 use crate::array::PyArray;
-use crate::creation::numpy_to_array;
+use crate::creation::{aliases_host_on_gpu, numpy_to_array, GpuAlias};
 use crate::device::device_from_py;
 use crate::dtype::{py_dtype, scalar_from_py};
 use crate::errors::{detached, guard, kernel_argument_error, IntoPyResult};
@@ -187,14 +189,22 @@ struct WriteBack<'py> {
     array: Array,
 }
 
-fn convert_args<'py>(
-    kernel: &Kernel,
-    args: &[Bound<'py, PyAny>],
-) -> PyResult<(Vec<KernelArg>, Vec<WriteBack<'py>>)> {
+/// The converted arguments of one launch.
+struct Converted<'py> {
+    args: Vec<KernelArg>,
+    /// NumPy arrays that receive results by copy after the launch.
+    back: Vec<WriteBack<'py>>,
+    /// A NumPy argument is used in place by a GPU (Metal): the launch must be synchronised
+    /// before the call returns.
+    host_aliased: bool,
+}
+
+fn convert_args<'py>(kernel: &Kernel, args: &[Bound<'py, PyAny>]) -> PyResult<Converted<'py>> {
     let params: Vec<ParamInfo> = kernel.arguments().into_iter().cloned().collect();
     let device = kernel.device();
     let mut out = Vec::with_capacity(args.len());
     let mut back = Vec::new();
+    let mut host_aliased = false;
     for (i, a) in args.iter().enumerate() {
         let p = params.get(i);
         if let Ok(arr) = a.cast::<PyArray>() {
@@ -221,7 +231,7 @@ fn convert_args<'py>(
         let name = p.map_or(format!("argument {i}"), |p| {
             format!("parameter `{}`", p.name)
         });
-        let array = numpy_to_array(a, None, device).map_err(|e| {
+        let array = numpy_to_array(a, None, device, GpuAlias::Allow).map_err(|e| {
             kernel_arg_err(
                 a.py(),
                 format!(
@@ -234,6 +244,7 @@ fn convert_args<'py>(
                 ),
             )
         })?;
+        host_aliased |= aliases_host_on_gpu(&array);
         let writable = p.is_some_and(|p| p.access == ingot::kernel::Access::ReadWrite);
         // On a GPU the NumPy data is copied to the device; a read-only source could not take the
         // results back, so it is refused before the launch, as on the CPU.
@@ -266,10 +277,15 @@ fn convert_args<'py>(
         }
         out.push(KernelArg::Array(array));
     }
-    Ok((out, back))
+    Ok(Converted {
+        args: out,
+        back,
+        host_aliased,
+    })
 }
 
-/// True when `array` uses the memory of the NumPy array `obj` (zero-copy wrap on the CPU).
+/// True when `array` uses the memory of the NumPy array `obj` (zero-copy wrap on the CPU or on
+/// Metal).
 fn is_view_of(obj: &Bound<'_, PyAny>, array: &Array) -> PyResult<bool> {
     let Ok(iface) = obj.getattr("__array_interface__") else {
         return Ok(false);
@@ -283,6 +299,16 @@ fn is_view_of(obj: &Bound<'_, PyAny>, array: &Array) -> PyResult<bool> {
     };
     let first = base as usize + array.layout().offset() * array.dtype().size();
     Ok(first == addr)
+}
+
+/// Waits for `kernel`'s device when a NumPy argument was used in place by the GPU, so that the
+/// NumPy array holds the results, and may be written, once the call returns (as on the CPU).
+fn sync_host_aliased(py: Python<'_>, kernel: &Kernel, host_aliased: bool) -> PyResult<()> {
+    if !host_aliased {
+        return Ok(());
+    }
+    let device = kernel.device();
+    detached(py, move || device.runtime()?.synchronize())
 }
 
 fn write_back(py: Python<'_>, back: Vec<WriteBack<'_>>) -> PyResult<()> {
@@ -483,9 +509,14 @@ impl PyKernel {
     ) -> PyResult<()> {
         guard(|| {
             let (d, positional) = self.dispatch_and_args(py, args, kwargs)?;
-            let (kargs, back) = convert_args(&self.inner, &positional)?;
+            let Converted {
+                args: kargs,
+                back,
+                host_aliased,
+            } = convert_args(&self.inner, &positional)?;
             let k = self.inner.clone();
             detached(py, move || k.launch(&kargs, &d))?;
+            sync_host_aliased(py, &self.inner, host_aliased)?;
             write_back(py, back)
         })
     }
@@ -501,9 +532,14 @@ impl PyKernel {
     ) -> PyResult<f64> {
         guard(|| {
             let (d, positional) = self.dispatch_and_args(py, args, kwargs)?;
-            let (kargs, back) = convert_args(&self.inner, &positional)?;
+            let Converted {
+                args: kargs,
+                back,
+                host_aliased,
+            } = convert_args(&self.inner, &positional)?;
             let k = self.inner.clone();
             let t = detached(py, move || k.time(&kargs, &d))?;
+            sync_host_aliased(py, &self.inner, host_aliased)?;
             write_back(py, back)?;
             Ok(t)
         })

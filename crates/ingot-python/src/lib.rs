@@ -2,7 +2,9 @@
 //! converting arguments and results; errors map to exceptions in `errors.rs`.
 //!
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
-//! `array` (the `Array` class), `indexing` (index keys), `creation`, `ops`.
+//! `array` (the `Array` class), `indexing` (index keys), `creation`, `ops`, `kernel`, `interop`,
+//! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
+//! the Linux type-check cfg `ingot_metal_typecheck`).
 
 pub mod array;
 pub mod creation;
@@ -12,6 +14,8 @@ pub mod errors;
 pub mod indexing;
 pub mod interop;
 pub mod kernel;
+#[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+pub mod metal;
 pub mod ops;
 
 use pyo3::prelude::*;

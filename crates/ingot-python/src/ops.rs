@@ -9,7 +9,7 @@ use ingot::ops::{self, BinaryOp, ReduceOp, UnaryOp};
 use ingot::{Array, DType, Scalar};
 
 use crate::array::{axes_from_py, PyArray};
-use crate::creation::numpy_to_array;
+use crate::creation::{numpy_to_array, GpuAlias};
 use crate::dtype::{check_fits, dtype_from_py, scalar_from_py};
 use crate::errors::{detached, IntoPyResult};
 
@@ -31,8 +31,8 @@ pub fn scalar_array(value: Scalar, dtype: DType, device: ingot::Device) -> PyRes
 }
 
 /// Converts an operand next to `like`: an ingot array, a Python scalar (weakly typed; with
-/// `exact_dtype`, converted to `like`'s dtype as assignment does), or a NumPy array/scalar.
-/// `None` for anything else.
+/// `exact_dtype`, converted to `like`'s dtype as assignment does), or a NumPy array/scalar (used
+/// in place on the CPU, copied to a GPU). `None` for anything else.
 pub fn operand_like(
     obj: &Bound<'_, PyAny>,
     like: &Array,
@@ -57,7 +57,9 @@ pub fn operand_like(
         return scalar_array(s, like.dtype(), like.device()).map(Some);
     }
     if is_numpy(obj)? {
-        return numpy_to_array(obj, None, like.device()).map(Some);
+        // Copied to a GPU: the operation is queued, and a later write to the NumPy array must not
+        // change its result.
+        return numpy_to_array(obj, None, like.device(), GpuAlias::Copy).map(Some);
     }
     Ok(None)
 }

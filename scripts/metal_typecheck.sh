@@ -7,10 +7,13 @@
 #     Apple targets; this is the one error on Linux);
 #   - objc2 and block2 are built for the GNUstep runtime (`gnustep-2-1`, through ingot's
 #     `metal-gnustep` feature); nothing is linked, so no GNUstep installation is needed;
-#   - `--cfg ingot_metal_typecheck` makes `runtime::metal` compile on a non-macOS target.
+#   - `--cfg ingot_metal_typecheck` makes `runtime::metal` (and the Python bindings' `metal`
+#     module) compile on a non-macOS target.
 # The workspace is copied to target/metal-typecheck/ws so that the patch never touches the real
 # Cargo.lock, and a separate CARGO_TARGET_DIR keeps normal builds' caches intact.
-# Runs `cargo check` and `cargo clippy -D warnings` of ingot (lib and tests) with the feature.
+# Runs `cargo check` and `cargo clippy -D warnings` of ingot (lib and tests) and of the Python
+# bindings ingot-python (all targets; pyo3 needs `python3` on PATH, or PYO3_PYTHON) with the
+# feature.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -78,4 +81,11 @@ echo "== metal type-check: cargo clippy"
 cargo clippy --config "$patch_arg" -p ingot --no-default-features --features metal-gnustep --lib --tests -- -D warnings
 echo "== metal type-check: cargo clippy with the cuda backend too"
 cargo clippy --config "$patch_arg" -p ingot --features metal-gnustep --lib --tests -- -D warnings
+# The bindings: NumPy <-> Metal without copies (crates/ingot-python/src/metal.rs and its callers).
+echo "== metal type-check: cargo check of the Python bindings (ingot-python)"
+cargo check --config "$patch_arg" -p ingot-python --no-default-features --features metal-gnustep --all-targets
+echo "== metal type-check: cargo clippy of the Python bindings"
+cargo clippy --config "$patch_arg" -p ingot-python --no-default-features --features metal-gnustep --all-targets -- -D warnings
+echo "== metal type-check: cargo clippy of the Python bindings with their cuda interop too"
+cargo clippy --config "$patch_arg" -p ingot-python --features metal-gnustep --all-targets -- -D warnings
 echo "metal type-check passed"

@@ -126,6 +126,19 @@ def test_bfloat16_converts_to_float32_for_numpy():
         x.__array_interface__
 
 
+@pytest.mark.skipif(DEVICE.kind != "cuda", reason="CUDA arrays only")
+def test_cuda_arrays_are_copied_to_numpy(rng):
+    a = random_data(rng, (3, 5), "float32")
+    x = make(a)
+    with pytest.raises(AttributeError):
+        x.__array_interface__
+    n1, n2 = np.asarray(x), np.asarray(x)
+    np.testing.assert_array_equal(n1, a)
+    assert not np.shares_memory(n1, n2)
+    with pytest.raises(ValueError):
+        x.__array__(copy=False)
+
+
 @cpu_only
 def test_numpy_views_of_ingot_arrays(rng):
     a = random_data(rng, (4, 6), "float64")

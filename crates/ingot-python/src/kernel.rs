@@ -200,13 +200,13 @@ struct Converted<'py> {
 }
 
 fn convert_args<'py>(kernel: &Kernel, args: &[Bound<'py, PyAny>]) -> PyResult<Converted<'py>> {
-    let params: Vec<ParamInfo> = kernel.arguments().into_iter().cloned().collect();
+    let params: Vec<&ParamInfo> = kernel.arguments();
     let device = kernel.device();
     let mut out = Vec::with_capacity(args.len());
     let mut back = Vec::new();
     let mut host_aliased = false;
     for (i, a) in args.iter().enumerate() {
-        let p = params.get(i);
+        let p = params.get(i).copied();
         if let Ok(arr) = a.cast::<PyArray>() {
             out.push(KernelArg::Array(arr.get().inner.clone()));
             continue;
@@ -514,8 +514,15 @@ impl PyKernel {
                 back,
                 host_aliased,
             } = convert_args(&self.inner, &positional)?;
-            let k = self.inner.clone();
-            detached(py, move || k.launch(&kargs, &d))?;
+            if self.inner.device() == ingot::Device::Cpu {
+                // The CPU engine runs the kernel before returning: let other threads run.
+                let k = self.inner.clone();
+                detached(py, move || k.launch(&kargs, &d))?;
+            } else {
+                // A GPU launch only queues work (microseconds): releasing and retaking the GIL
+                // would cost a noticeable share of it.
+                self.inner.launch(&kargs, &d).py_err()?;
+            }
             sync_host_aliased(py, &self.inner, host_aliased)?;
             write_back(py, back)
         })

@@ -145,13 +145,18 @@ impl Library {
             .max_total_threads_per_threadgroup()
             .min(self.backend.max_threads_per_threadgroup())
             .max(1);
-        let params = entry.params.iter().map(ParamInfo::from_msl).collect();
+        let params: Vec<ParamInfo> = entry.params.iter().map(ParamInfo::from_msl).collect();
+        let mut args: Vec<usize> = (0..params.len())
+            .filter(|&i| params[i].arg_position.is_some())
+            .collect();
+        args.sort_by_key(|&i| params[i].arg_position);
         Ok(Kernel {
             inner: Arc::new(KernelInner {
                 name: name.to_string(),
                 device: self.device,
                 entry: entry.clone(),
                 params,
+                args,
                 function,
                 max_threads,
                 max_tgmem: self.backend.max_threadgroup_memory(),
@@ -473,6 +478,9 @@ struct KernelInner {
     device: Device,
     entry: ingot_msl::EntryPoint,
     params: Vec<ParamInfo>,
+    /// Indices into `params` of the parameters that take an argument, in argument order
+    /// (computed once: launches are on the hot path).
+    args: Vec<usize>,
     function: Arc<dyn CompiledFunction>,
     max_threads: u32,
     max_tgmem: usize,
@@ -509,14 +517,12 @@ impl Kernel {
 
     /// The parameters that take a launch argument, in argument order.
     pub fn arguments(&self) -> Vec<&ParamInfo> {
-        let mut v: Vec<&ParamInfo> = self
-            .inner
-            .params
-            .iter()
-            .filter(|p| p.arg_position.is_some())
-            .collect();
-        v.sort_by_key(|p| p.arg_position);
-        v
+        self.argument_params().collect()
+    }
+
+    /// The parameters that take a launch argument, in argument order, without allocating.
+    pub fn argument_params(&self) -> impl ExactSizeIterator<Item = &ParamInfo> + '_ {
+        self.inner.args.iter().map(|&i| &self.inner.params[i])
     }
 
     /// The reflection of the entry point.
@@ -686,8 +692,8 @@ impl Kernel {
     /// Checks every argument against its parameter and converts it for the device.
     pub fn bind(&self, args: &[KernelArg]) -> Result<Vec<BoundArg>> {
         let k = &self.inner;
-        let params = self.arguments();
-        if args.len() != params.len() {
+        if args.len() != k.args.len() {
+            let params = self.arguments();
             let names: Vec<String> = params
                 .iter()
                 .map(|p| format!("{} [[buffer({})]]", p.name, p.index.unwrap_or(0)))
@@ -722,8 +728,7 @@ impl Kernel {
             });
         }
         let sizes = k.function.slot_sizes();
-        params
-            .iter()
+        self.argument_params()
             .zip(args)
             .map(|(p, a)| {
                 let slot_size = p

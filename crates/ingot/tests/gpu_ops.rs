@@ -788,3 +788,61 @@ fn bench_cuda_bandwidth() {
         ops::cumsum(&x, Some(0), None).unwrap();
     });
 }
+
+/// Host-side latency of the launch paths, from Rust (no Python): where the microseconds of a
+/// small op go. `INGOT_TEST_CUDA=1 cargo test -p ingot --test gpu_ops -- --ignored --nocapture latency`
+#[test]
+#[ignore]
+fn bench_cuda_latency() {
+    use ingot::kernel::{CompileOptions, Dispatch, KernelArg, Library};
+    let Some(dev) = cuda() else {
+        eprintln!("gpu_ops: benchmark skipped (set INGOT_TEST_CUDA=1 on a machine with a GPU)");
+        return;
+    };
+    setup();
+    let rt = dev.runtime().unwrap();
+    let per = |f: &mut dyn FnMut()| -> f64 {
+        for _ in 0..100 {
+            f();
+        }
+        rt.synchronize().unwrap();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let reps = 2000;
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            rt.synchronize().unwrap();
+            best = best.min(t.elapsed().as_secs_f64() / reps as f64);
+        }
+        best
+    };
+    let one = |v: f32| Array::from_vec(vec![v], &[1], dev).unwrap();
+    let (a, b) = (one(1.0), one(2.0));
+    let t_add = per(&mut || {
+        ops::binary(BinaryOp::Add, &a, &b).unwrap();
+    });
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void scale(device float *x [[buffer(0)]], constant float &s [[buffer(1)]],\n\
+        uint i [[thread_position_in_grid]]) { x[i] = x[i] * s; }\n";
+    let lib = Library::compile(src, dev, &CompileOptions::default()).unwrap();
+    let k = lib.function("scale").unwrap();
+    let xs = Array::from_vec(vec![1.0f32; 32], &[32], dev).unwrap();
+    let args = [
+        KernelArg::Array(xs.clone()),
+        KernelArg::Scalar(Scalar::Float(1.0)),
+    ];
+    let d = Dispatch::threads(&[32]);
+    let t_launch = per(&mut || k.launch(&args, &d).unwrap());
+    let t_prepare = per(&mut || {
+        k.prepare(&args, &d).unwrap();
+    });
+    let empty = per(&mut || {
+        Array::empty(&[1], DType::Float32, dev).unwrap();
+    });
+    println!("1-element add (ops::binary)  {:>7.2} us", t_add * 1e6);
+    println!("user kernel launch           {:>7.2} us", t_launch * 1e6);
+    println!("  of which prepare (checks)  {:>7.2} us", t_prepare * 1e6);
+    println!("Array::empty(1)              {:>7.2} us", empty * 1e6);
+}

@@ -250,6 +250,37 @@ pub struct Region {
     pub threads: u32,
 }
 
+/// True when a launch is one CUDA launch: a dispatch in groups, or a 1-D dispatch in threads.
+fn is_single(l: &LaunchParams) -> bool {
+    let multi_d = l.grid[1] > 1 || l.grid[2] > 1 || l.tg[1] > 1 || l.tg[2] > 1;
+    l.exact == 0 || !multi_d
+}
+
+/// The whole grid as one region.
+fn whole(l: &LaunchParams) -> Result<Region> {
+    let mut p = *l;
+    p.origin = [0; 3];
+    p.region = l.groups;
+    p.block = l.tg;
+    region_of(p)
+}
+
+fn region_of(p: LaunchParams) -> Result<Region> {
+    let blocks: u64 = p.region.iter().map(|&r| r as u64).product();
+    let threads: u64 = p.block.iter().map(|&b| b as u64).product();
+    if blocks > i32::MAX as u64 {
+        return Err(Error::Value(format!(
+            "dispatch of {blocks} threadgroups exceeds the CUDA limit of {}",
+            i32::MAX
+        )));
+    }
+    Ok(Region {
+        params: p,
+        blocks: blocks as u32,
+        threads: threads as u32,
+    })
+}
+
 /// Splits a launch into CUDA launches that reproduce Metal's semantics exactly:
 /// a dispatch in groups is one launch; a dispatch in threads is one launch in 1-D (threads past
 /// the grid return at entry) and up to 8 in 2-D/3-D, where the edge groups run with their real,
@@ -259,28 +290,8 @@ pub fn regions(l: &LaunchParams) -> Result<Vec<Region>> {
     if total_groups == 0 || l.grid.contains(&0) {
         return Ok(Vec::new());
     }
-    let one = |p: LaunchParams| -> Result<Region> {
-        let blocks: u64 = p.region.iter().map(|&r| r as u64).product();
-        let threads: u64 = p.block.iter().map(|&b| b as u64).product();
-        if blocks > i32::MAX as u64 {
-            return Err(Error::Value(format!(
-                "dispatch of {blocks} threadgroups exceeds the CUDA limit of {}",
-                i32::MAX
-            )));
-        }
-        Ok(Region {
-            params: p,
-            blocks: blocks as u32,
-            threads: threads as u32,
-        })
-    };
-    let multi_d = l.grid[1] > 1 || l.grid[2] > 1 || l.tg[1] > 1 || l.tg[2] > 1;
-    if l.exact == 0 || !multi_d {
-        let mut p = *l;
-        p.origin = [0; 3];
-        p.region = l.groups;
-        p.block = l.tg;
-        return Ok(vec![one(p)?]);
+    if is_single(l) {
+        return Ok(vec![whole(l)?]);
     }
     let parts: [Vec<(u32, u32, u32)>; 3] = [0, 1, 2].map(|d| {
         let (full, rest) = (l.grid[d] / l.tg[d], l.grid[d] % l.tg[d]);
@@ -301,7 +312,7 @@ pub fn regions(l: &LaunchParams) -> Result<Vec<Region>> {
                 p.origin = [ox, oy, oz];
                 p.region = [nx, ny, nz];
                 p.block = [bx, by, bz];
-                out.push(one(p)?);
+                out.push(region_of(p)?);
             }
         }
     }
@@ -318,7 +329,19 @@ impl CompiledFunction for CudaFunction {
     }
 
     fn launch(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<()> {
-        let regions = regions(launch)?;
+        // The common case (1-D, or a dispatch in groups) is one region: no allocation.
+        let single;
+        let split;
+        let regions: &[Region] = if is_single(launch) {
+            if launch.total_groups() == 0 || launch.grid.contains(&0) {
+                return Ok(());
+            }
+            single = [whole(launch)?];
+            &single
+        } else {
+            split = regions(launch)?;
+            &split
+        };
         if regions.is_empty() {
             return Ok(());
         }
@@ -339,7 +362,7 @@ impl CompiledFunction for CudaFunction {
                 pointers.push(base + *offset as u64);
             }
         }
-        for r in &regions {
+        for r in regions {
             let mut params = r.params;
             let mut raw: Vec<*mut c_void> = Vec::with_capacity(args.len() + 1);
             raw.push(&mut params as *mut LaunchParams as *mut c_void);

@@ -143,11 +143,11 @@ INGOT_KIND_BOP(minimum, MinK)
 INGOT_KIND_BOP(bitwise_right_shift, ShrK)
 
 // Contiguous operands. g.ndim is the broadcast mode: 0 both arrays, 1 y is one element,
-// 2 x is one element. 16-byte packs when aligned (g.vec), four in flight per thread.
+// 2 x is one element. 16-byte packs when aligned (g.vec), in chunks (see INGOT_CHUNKS).
 template <class Op, class T, class R>
-kernel void binary_contig(device const T* x [[buffer(0)]], device const T* y [[buffer(1)]],
-                          device R* z [[buffer(2)]], constant Geom& g [[buffer(3)]],
-                          uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]]) {
+INGOT_EW_KERNEL void binary_contig(device const T* x [[buffer(0)]], device const T* y [[buffer(1)]],
+                                   device R* z [[buffer(2)]], constant Geom& g [[buffer(3)]],
+                                   INGOT_CHUNK_IDS) {
   const int N = PackN<T, R>::n;
   ulong nv = g.vec ? g.n / N : 0;
   uint mode = g.ndim;
@@ -155,60 +155,54 @@ kernel void binary_contig(device const T* x [[buffer(0)]], device const T* y [[b
   if (mode == 0u) {
     device const Pack<T, N>* xv = (device const Pack<T, N>*)x;
     device const Pack<T, N>* yv = (device const Pack<T, N>*)y;
-    ulong j = tid;
-    for (; j + 1ul * nt < nv; j += 2ul * nt) {
-      Pack<T, N> a0 = xv[j], a1 = xv[j + nt], b0 = yv[j], b1 = yv[j + nt];
-      Pack<R, N> r0, r1;
-      for (int k = 0; k < N; ++k) {
-        r0.v[k] = Op::f(a0.v[k], b0.v[k]);
-        r1.v[k] = Op::f(a1.v[k], b1.v[k]);
+    INGOT_CHUNKS(nv) {
+      if (j1 < nv) {
+        Pack<T, N> a0 = xv[j0], a1 = xv[j1], b0 = yv[j0], b1 = yv[j1];
+        Pack<R, N> r0, r1;
+        for (int k = 0; k < N; ++k) {
+          r0.v[k] = Op::f(a0.v[k], b0.v[k]);
+          r1.v[k] = Op::f(a1.v[k], b1.v[k]);
+        }
+        zv[j0] = r0;
+        zv[j1] = r1;
+      } else if (j0 < nv) {
+        Pack<T, N> a = xv[j0], b = yv[j0];
+        Pack<R, N> r;
+        for (int k = 0; k < N; ++k) r.v[k] = Op::f(a.v[k], b.v[k]);
+        zv[j0] = r;
       }
-      zv[j] = r0;
-      zv[j + nt] = r1;
     }
-    for (; j < nv; j += nt) {
-      Pack<T, N> a = xv[j], b = yv[j];
-      Pack<R, N> r;
-      for (int k = 0; k < N; ++k) r.v[k] = Op::f(a.v[k], b.v[k]);
-      zv[j] = r;
-    }
-    for (ulong i = nv * N + tid; i < g.n; i += nt) z[i] = Op::f(x[i], y[i]);
+    INGOT_TAIL(i, nv * N, g.n) z[i] = Op::f(x[i], y[i]);
   } else {
     bool left = mode == 2u;
     T s = left ? x[0] : y[0];
     device const T* v = left ? y : x;
     device const Pack<T, N>* vv = (device const Pack<T, N>*)v;
-    ulong j = tid;
-    for (; j + 3ul * nt < nv; j += 4ul * nt) {
-      Pack<T, N> a0 = vv[j], a1 = vv[j + nt], a2 = vv[j + 2ul * nt], a3 = vv[j + 3ul * nt];
-      Pack<R, N> r0, r1, r2, r3;
-      if (left) {
-        for (int k = 0; k < N; ++k) {
-          r0.v[k] = Op::f(s, a0.v[k]);
-          r1.v[k] = Op::f(s, a1.v[k]);
-          r2.v[k] = Op::f(s, a2.v[k]);
-          r3.v[k] = Op::f(s, a3.v[k]);
+    INGOT_CHUNKS(nv) {
+      if (j1 < nv) {
+        Pack<T, N> a0 = vv[j0], a1 = vv[j1];
+        Pack<R, N> r0, r1;
+        if (left) {
+          for (int k = 0; k < N; ++k) {
+            r0.v[k] = Op::f(s, a0.v[k]);
+            r1.v[k] = Op::f(s, a1.v[k]);
+          }
+        } else {
+          for (int k = 0; k < N; ++k) {
+            r0.v[k] = Op::f(a0.v[k], s);
+            r1.v[k] = Op::f(a1.v[k], s);
+          }
         }
-      } else {
-        for (int k = 0; k < N; ++k) {
-          r0.v[k] = Op::f(a0.v[k], s);
-          r1.v[k] = Op::f(a1.v[k], s);
-          r2.v[k] = Op::f(a2.v[k], s);
-          r3.v[k] = Op::f(a3.v[k], s);
-        }
+        zv[j0] = r0;
+        zv[j1] = r1;
+      } else if (j0 < nv) {
+        Pack<T, N> a = vv[j0];
+        Pack<R, N> r;
+        for (int k = 0; k < N; ++k) r.v[k] = left ? Op::f(s, a.v[k]) : Op::f(a.v[k], s);
+        zv[j0] = r;
       }
-      zv[j] = r0;
-      zv[j + nt] = r1;
-      zv[j + 2ul * nt] = r2;
-      zv[j + 3ul * nt] = r3;
     }
-    for (; j < nv; j += nt) {
-      Pack<T, N> a = vv[j];
-      Pack<R, N> r;
-      for (int k = 0; k < N; ++k) r.v[k] = left ? Op::f(s, a.v[k]) : Op::f(a.v[k], s);
-      zv[j] = r;
-    }
-    for (ulong i = nv * N + tid; i < g.n; i += nt) z[i] = left ? Op::f(s, v[i]) : Op::f(v[i], s);
+    INGOT_TAIL(i, nv * N, g.n) z[i] = left ? Op::f(s, v[i]) : Op::f(v[i], s);
   }
 }
 

@@ -1,51 +1,49 @@
 // Copies with dtype conversion (astype, assignment, contiguous copies of views) and fills.
 
-// dst[i] = cvt(src[i]) for contiguous src and dst; 16-byte packs when aligned (g.vec).
+// dst[i] = cvt(src[i]) for contiguous src and dst; 16-byte packs when aligned (g.vec), in
+// chunks (see INGOT_CHUNKS).
 template <class S, class D>
-kernel void copy_contig(device const S* src [[buffer(0)]], device D* dst [[buffer(1)]],
-                        constant Geom& g [[buffer(2)]], uint tid [[thread_position_in_grid]],
-                        uint nt [[threads_per_grid]]) {
+INGOT_EW_KERNEL void copy_contig(device const S* src [[buffer(0)]], device D* dst [[buffer(1)]],
+                                 constant Geom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
   const int N = PackN<S, D>::n;
   ulong nv = g.vec ? g.n / N : 0;
-  ulong j = tid;
   device const Pack<S, N>* sv = (device const Pack<S, N>*)src;
   device Pack<D, N>* dv = (device Pack<D, N>*)dst;
-  for (; j + 3ul * nt < nv; j += 4ul * nt) {
-    Pack<S, N> a0 = sv[j], a1 = sv[j + nt], a2 = sv[j + 2ul * nt], a3 = sv[j + 3ul * nt];
-    Pack<D, N> r0, r1, r2, r3;
-    for (int k = 0; k < N; ++k) {
-      r0.v[k] = cvt<D>(a0.v[k]);
-      r1.v[k] = cvt<D>(a1.v[k]);
-      r2.v[k] = cvt<D>(a2.v[k]);
-      r3.v[k] = cvt<D>(a3.v[k]);
+  INGOT_CHUNKS(nv) {
+    if (j1 < nv) {
+      Pack<S, N> a0 = sv[j0], a1 = sv[j1];
+      Pack<D, N> r0, r1;
+      for (int k = 0; k < N; ++k) {
+        r0.v[k] = cvt<D>(a0.v[k]);
+        r1.v[k] = cvt<D>(a1.v[k]);
+      }
+      dv[j0] = r0;
+      dv[j1] = r1;
+    } else if (j0 < nv) {
+      Pack<S, N> a = sv[j0];
+      Pack<D, N> r;
+      for (int k = 0; k < N; ++k) r.v[k] = cvt<D>(a.v[k]);
+      dv[j0] = r;
     }
-    dv[j] = r0;
-    dv[j + nt] = r1;
-    dv[j + 2ul * nt] = r2;
-    dv[j + 3ul * nt] = r3;
   }
-  for (; j < nv; j += nt) {
-    Pack<S, N> a = sv[j];
-    Pack<D, N> r;
-    for (int k = 0; k < N; ++k) r.v[k] = cvt<D>(a.v[k]);
-    dv[j] = r;
-  }
-  for (ulong i = nv * N + tid; i < g.n; i += nt) dst[i] = cvt<D>(src[i]);
+  INGOT_TAIL(i, nv * N, g.n) dst[i] = cvt<D>(src[i]);
 }
 
 // dst[i] = cvt(src[0]) for a contiguous dst (fill, broadcast of one element).
 template <class S, class D>
-kernel void copy_fill(device const S* src [[buffer(0)]], device D* dst [[buffer(1)]],
-                      constant Geom& g [[buffer(2)]], uint tid [[thread_position_in_grid]],
-                      uint nt [[threads_per_grid]]) {
+INGOT_EW_KERNEL void copy_fill(device const S* src [[buffer(0)]], device D* dst [[buffer(1)]],
+                               constant Geom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
   const int N = 16 / sizeof(D);
   D v = cvt<D>(src[0]);
   ulong nv = g.vec ? g.n / N : 0;
   Pack<D, N> p;
   for (int k = 0; k < N; ++k) p.v[k] = v;
   device Pack<D, N>* dv = (device Pack<D, N>*)dst;
-  for (ulong j = tid; j < nv; j += nt) dv[j] = p;
-  for (ulong i = nv * N + tid; i < g.n; i += nt) dst[i] = v;
+  INGOT_CHUNKS(nv) {
+    if (j0 < nv) dv[j0] = p;
+    if (j1 < nv) dv[j1] = p;
+  }
+  INGOT_TAIL(i, nv * N, g.n) dst[i] = v;
 }
 
 // Any layouts: operand 0 is src, operand 1 is dst.

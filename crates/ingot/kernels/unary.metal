@@ -77,37 +77,32 @@ INGOT_FLOAT_OP(asinh, asinh)
 INGOT_FLOAT_OP(acosh, acosh)
 INGOT_FLOAT_OP(atanh, atanh)
 
-// Contiguous input and output; 16-byte packs when aligned, four packs in flight per thread.
+// Contiguous input and output; 16-byte packs when aligned, in chunks (see INGOT_CHUNKS).
 template <class Op, class A, class R>
-kernel void unary_contig(device const A* x [[buffer(0)]], device R* y [[buffer(1)]],
-                         constant Geom& g [[buffer(2)]], uint tid [[thread_position_in_grid]],
-                         uint nt [[threads_per_grid]]) {
+INGOT_EW_KERNEL void unary_contig(device const A* x [[buffer(0)]], device R* y [[buffer(1)]],
+                                  constant Geom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
   const int N = PackN<A, R>::n;
   ulong nv = g.vec ? g.n / N : 0;
-  ulong j = tid;
   device const Pack<A, N>* xv = (device const Pack<A, N>*)x;
   device Pack<R, N>* yv = (device Pack<R, N>*)y;
-  for (; j + 3ul * nt < nv; j += 4ul * nt) {
-    Pack<A, N> a0 = xv[j], a1 = xv[j + nt], a2 = xv[j + 2ul * nt], a3 = xv[j + 3ul * nt];
-    Pack<R, N> r0, r1, r2, r3;
-    for (int k = 0; k < N; ++k) {
-      r0.v[k] = Op::f(a0.v[k]);
-      r1.v[k] = Op::f(a1.v[k]);
-      r2.v[k] = Op::f(a2.v[k]);
-      r3.v[k] = Op::f(a3.v[k]);
+  INGOT_CHUNKS(nv) {
+    if (j1 < nv) {
+      Pack<A, N> a0 = xv[j0], a1 = xv[j1];
+      Pack<R, N> r0, r1;
+      for (int k = 0; k < N; ++k) {
+        r0.v[k] = Op::f(a0.v[k]);
+        r1.v[k] = Op::f(a1.v[k]);
+      }
+      yv[j0] = r0;
+      yv[j1] = r1;
+    } else if (j0 < nv) {
+      Pack<A, N> a = xv[j0];
+      Pack<R, N> r;
+      for (int k = 0; k < N; ++k) r.v[k] = Op::f(a.v[k]);
+      yv[j0] = r;
     }
-    yv[j] = r0;
-    yv[j + nt] = r1;
-    yv[j + 2ul * nt] = r2;
-    yv[j + 3ul * nt] = r3;
   }
-  for (; j < nv; j += nt) {
-    Pack<A, N> a = xv[j];
-    Pack<R, N> r;
-    for (int k = 0; k < N; ++k) r.v[k] = Op::f(a.v[k]);
-    yv[j] = r;
-  }
-  for (ulong i = nv * N + tid; i < g.n; i += nt) y[i] = Op::f(x[i]);
+  INGOT_TAIL(i, nv * N, g.n) y[i] = Op::f(x[i]);
 }
 
 // Any input layout (operand 0), contiguous output.

@@ -556,6 +556,8 @@ fn reductions_every_op_dtype_and_axis() {
             .unwrap();
         let big = random(&mut rng, &[20011], d, false);
         let cols = random(&mut rng, &[300, 100], d, false);
+        // Many rows, few columns: the rows are split into slices (two passes), NaN included.
+        let tall = random(&mut rng, &[520, 24], d, true);
         let empty = random(&mut rng, &[4, 0], d, false);
         // Products near 1 so that they neither overflow nor vanish.
         let near1 = if d.is_float() {
@@ -587,6 +589,7 @@ fn reductions_every_op_dtype_and_axis() {
             ("negative strides last", &xneg, Some(vec![-1])),
             ("long 1-d", &big, None),
             ("columns", &cols, Some(vec![0])),
+            ("tall columns", &tall, Some(vec![0])),
             ("rows", &cols, Some(vec![1])),
             ("empty axis", &empty, Some(vec![1])),
         ];
@@ -838,6 +841,21 @@ fn bench_cuda_latency() {
     let t_prepare = per(&mut || {
         k.prepare(&args, &d).unwrap();
     });
+    // Host time only: launches queued without waiting (the queue holds far more than 300).
+    let enqueue = |f: &mut dyn FnMut()| -> f64 {
+        rt.synchronize().unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..300 {
+            f();
+        }
+        let e = t.elapsed().as_secs_f64() / 300.0;
+        rt.synchronize().unwrap();
+        e
+    };
+    let q_add = enqueue(&mut || {
+        ops::binary(BinaryOp::Add, &a, &b).unwrap();
+    });
+    let q_launch = enqueue(&mut || k.launch(&args, &d).unwrap());
     let empty = per(&mut || {
         Array::empty(&[1], DType::Float32, dev).unwrap();
     });
@@ -845,4 +863,9 @@ fn bench_cuda_latency() {
     println!("user kernel launch           {:>7.2} us", t_launch * 1e6);
     println!("  of which prepare (checks)  {:>7.2} us", t_prepare * 1e6);
     println!("Array::empty(1)              {:>7.2} us", empty * 1e6);
+    println!(
+        "enqueue only: add {:.2} us, user kernel {:.2} us",
+        q_add * 1e6,
+        q_launch * 1e6
+    );
 }

@@ -244,8 +244,21 @@ pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()
             out.shape()
         )));
     }
+    // Straight into `out` when every input either does not share its memory or is exactly `out`
+    // (each element is read before it is written, by the same thread): no temporary, one pass.
+    if result == out.dtype() && out.is_contiguous() {
+        let (x, y) = (
+            cast_view(a, compute, &shape)?,
+            cast_view(b, compute, &shape)?,
+        );
+        let safe = |v: &Array| {
+            !v.shares_buffer(out) || (v.dtype() == out.dtype() && v.layout() == out.layout())
+        };
+        if safe(&x) && safe(&y) {
+            return dispatch(op, &x, &y, out);
+        }
+    }
     let tmp = binary(op, a, b)?;
-    let _ = compute;
     out.assign(&tmp)
 }
 

@@ -176,6 +176,17 @@ pub(crate) fn groups_for(device: Device, items: u64, per_thread: u64) -> u32 {
         .clamp(1, max_groups(device) as u64) as u32
 }
 
+/// Threadgroups of a chunked contiguous kernel (`INGOT_CHUNKS` in `common.metal`) over `packs`
+/// 16-byte packs: one pass, each group 2 x [`TG`] packs, so that each group streams one
+/// contiguous span (capped only on the CPU engine, where a group is a unit of scheduling).
+pub(crate) fn chunk_groups(device: Device, packs: u64) -> u32 {
+    let cap: u64 = match device {
+        Device::Cpu => max_groups(device) as u64,
+        _ => 1 << 22,
+    };
+    packs.div_ceil(2 * TG as u64).clamp(1, cap) as u32
+}
+
 /// Launches `k` over `groups` threadgroups of [`TG`] threads.
 pub(crate) fn launch(k: &Kernel, args: &[KernelArg], groups: u32) -> Result<()> {
     let d = Dispatch::groups(&[groups.max(1)]).with_threadgroup(&[TG])?;
@@ -361,7 +372,7 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
     let s_op = operand(src)?;
     let d_op = operand(dst)?;
     let (shape, st) = collapse(dst.shape(), &[s_op.strides.clone(), d_op.strides.clone()]);
-    let (template, g, items) = if shape.len() <= 1
+    let (template, g, groups) = if shape.len() <= 1
         && st[0].first().copied().unwrap_or(1) == 1
         && st[1].first().copied().unwrap_or(1) == 1
     {
@@ -370,14 +381,14 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
         (
             "copy_contig",
             geom(n, 0, vec, &[], &[]),
-            n as u64 / per.max(1),
+            chunk_groups(device, n as u64 / per.max(1)),
         )
     } else if st[0].iter().all(|&x| x == 0) && dst.is_contiguous() {
         let vec = aligned(dst) as u32;
         (
             "copy_fill",
             geom(n, 0, vec, &[], &[]),
-            n as u64 / (16 / d.size()) as u64,
+            chunk_groups(device, n as u64 / (16 / d.size()) as u64),
         )
     } else {
         if shape.len() > MAX_DIMS {
@@ -392,7 +403,7 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
                 &shape,
                 &[(s_op.off, &st[0]), (d_op.off, &st[1])],
             ),
-            n as u64,
+            groups_for(device, n as u64, 4),
         )
     };
     let k = kernel(
@@ -406,7 +417,7 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
         KernelArg::Array(d_op.view),
         KernelArg::Bytes(g),
     ];
-    launch(&k, &args, groups_for(device, items.max(1), 4))
+    launch(&k, &args, groups)
 }
 
 /// Fills the contiguous 1-D `out` with `start + i * step` (computed in f64 where the device has
@@ -536,17 +547,21 @@ pub fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
     }
     let device = out.device();
     let xo = operand(x)?;
-    let (template, g, items) = match classify(&[&xo], &[x], out) {
+    let (template, g, groups) = match classify(&[&xo], &[x], out) {
         Ew::Contig { vec, .. } => {
             let per = 16 / a.size().max(r.size());
-            ("unary_contig", geom(n, 0, vec, &[], &[]), (n / per) as u64)
+            (
+                "unary_contig",
+                geom(n, 0, vec, &[], &[]),
+                chunk_groups(device, (n / per) as u64),
+            )
         }
         Ew::Strided { shape, strides } => {
             if shape.len() > MAX_DIMS {
                 return split_outer(&[x, out], &mut |p| unary(op, &p[0], &p[1]));
             }
             let g = geom(n, shape.len() as u32, 0, &shape, &[(xo.off, &strides[0])]);
-            ("unary_strided", g, n as u64)
+            ("unary_strided", g, groups_for(device, n as u64, 4))
         }
     };
     let name = Inst::new(template, op.name(), &[a, r], "").name;
@@ -558,7 +573,7 @@ pub fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
         KernelArg::Array(out.clone()),
         KernelArg::Bytes(g),
     ];
-    launch(&k, &args, groups_for(device, items.max(1), 4))
+    launch(&k, &args, groups)
 }
 
 fn check_out(op: &str, inputs: &[&Array], out: &Array) -> Result<()> {
@@ -627,13 +642,13 @@ pub fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
     }
     let device = out.device();
     let (xo, yo) = (operand(x)?, operand(y)?);
-    let (template, g, items) = match classify(&[&xo, &yo], &[x, y], out) {
+    let (template, g, groups) = match classify(&[&xo, &yo], &[x, y], out) {
         Ew::Contig { vec, mode } => {
             let per = 16 / t.size().max(r.size());
             (
                 "binary_contig",
                 geom(n, mode, vec, &[], &[]),
-                (n / per) as u64,
+                chunk_groups(device, (n / per) as u64),
             )
         }
         Ew::Strided { shape, strides } => {
@@ -647,7 +662,7 @@ pub fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
                 &shape,
                 &[(xo.off, &strides[0]), (yo.off, &strides[1])],
             );
-            ("binary_strided", g, n as u64)
+            ("binary_strided", g, groups_for(device, n as u64, 4))
         }
     };
     let name = Inst::new(template, op.name(), &[t, r], "").name;
@@ -660,7 +675,7 @@ pub fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
         KernelArg::Array(out.clone()),
         KernelArg::Bytes(g),
     ];
-    launch(&k, &args, groups_for(device, items.max(1), 4))
+    launch(&k, &args, groups)
 }
 
 /// `out = c ? x : y` elementwise: `c` bool, `x` and `y` of `out`'s dtype, all broadcast to
@@ -683,11 +698,11 @@ pub fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
     }
     let device = out.device();
     let (co, xo, yo) = (operand(c)?, operand(x)?, operand(y)?);
-    let (template, g, items) = match classify(&[&co, &xo, &yo], &[c, x, y], out) {
+    let (template, g, groups) = match classify(&[&co, &xo, &yo], &[c, x, y], out) {
         Ew::Contig { vec, .. } => (
             "where_contig",
             geom(n, 0, vec, &[], &[]),
-            (n / (16 / t.size())) as u64,
+            chunk_groups(device, (n / (16 / t.size())) as u64),
         ),
         Ew::Strided { shape, strides } => {
             if shape.len() > MAX_DIMS {
@@ -704,7 +719,7 @@ pub fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
                     (yo.off, &strides[2]),
                 ],
             );
-            ("where_strided", g, n as u64)
+            ("where_strided", g, groups_for(device, n as u64, 4))
         }
     };
     let name = Inst::new(template, "where", &[t], "").name;
@@ -729,5 +744,5 @@ pub fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
         KernelArg::Array(out.clone()),
         KernelArg::Bytes(g),
     ];
-    launch(&k, &args, groups_for(device, items.max(1), 4))
+    launch(&k, &args, groups)
 }

@@ -106,10 +106,13 @@ fn pick<T: Elem, const MAX: bool>(m: T, v: T) -> T {
 /// select per element in 32 lanes, so the loop vectorises (NaN sticks through `pick`).
 #[inline(always)]
 fn extreme<T: Elem, const MAX: bool>(xs: &[T]) -> T {
-    let mut m = [xs[0]; LANES];
-    let mut it = xs.chunks_exact(LANES);
+    // Twice the lanes of a sum: a compare-and-select chain is longer than an add, so more
+    // independent vectors are needed to keep the units busy.
+    const W: usize = 2 * LANES;
+    let mut m = [xs[0]; W];
+    let mut it = xs.chunks_exact(W);
     for c in &mut it {
-        for i in 0..LANES {
+        for i in 0..W {
             m[i] = pick::<T, MAX>(m[i], c[i]);
         }
     }
@@ -293,7 +296,9 @@ impl<T: Elem, const MAX: bool> Reducer for ArgR<T, MAX> {
     }
     #[inline(always)]
     fn fold(&self, mut acc: Self::Acc, xs: &[T], pos: usize) -> Self::Acc {
-        const BLOCK: usize = 512;
+        // The block's extreme in one vectorised pass; its position is searched only when the
+        // block beats the running best (rarely, after the first blocks of unordered data).
+        const BLOCK: usize = 4096;
         for (b, block) in xs.chunks(BLOCK).enumerate() {
             if let Some((best, _)) = acc {
                 if best.is_nan_() {

@@ -68,6 +68,18 @@ fn reduce_insts(device: Device, name: &str, t: DType, o: DType) -> Vec<Inst> {
             &[t, r],
             &format!("{op}, {}", ty(r)),
         ));
+        v.push(Inst::new(
+            "reduce_cols_part",
+            n,
+            &[t],
+            &format!("{op}, {}", ty(t)),
+        ));
+        v.push(Inst::new(
+            "reduce_cols_final",
+            n,
+            &[t, r],
+            &format!("{op}, {}", ty(r)),
+        ));
     }
     v
 }
@@ -258,6 +270,40 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         let gmax = (max_groups(device) as usize * 8).min(65535);
         ("reduce_rows", m.clamp(1, gmax) as u32)
     } else if cols {
+        // Enough groups to fill the device: split the rows into slices when the columns alone
+        // give too few (pass 1 writes per-slice partials, pass 2 combines them in order).
+        let es = t.size();
+        let pack = 16 / es;
+        let vec = es >= 4
+            && m.is_multiple_of(pack)
+            && (x.layout().offset() * es).is_multiple_of(16)
+            && (kst.unsigned_abs() * es).is_multiple_of(16);
+        let per = if vec { pack } else { 1 };
+        let col_groups = m.div_ceil(32 * per);
+        let want = max_groups(device) as usize * 2;
+        let slices = (want / col_groups).clamp(1, (k / 64).max(1));
+        if slices > 1 {
+            let partial = Array::empty(&[slices * m * 16], DType::UInt8, device)?;
+            let g = rgeom(m, k, kst, xo.off, vec, slices, &oshape, &ost);
+            let k1 = get("reduce_cols_part", &[t])?;
+            let args = [
+                KernelArg::Array(xo.view.clone()),
+                KernelArg::Array(partial.clone()),
+                KernelArg::Bytes(g.clone()),
+            ];
+            launch(
+                &k1,
+                &args,
+                (col_groups * slices).min(u32::MAX as usize) as u32,
+            )?;
+            let k2 = get("reduce_cols_final", &[t, o])?;
+            let args = [
+                KernelArg::Array(partial),
+                KernelArg::Array(out.clone()),
+                KernelArg::Bytes(g),
+            ];
+            return launch(&k2, &args, groups_for(device, m as u64, 1));
+        }
         let gmax = (max_groups(device) as usize * 4).min(65535);
         ("reduce_cols", m.div_ceil(32).clamp(1, gmax) as u32)
     } else if m >= 4096 || k <= 64 {

@@ -201,6 +201,30 @@ pub fn detached<T: Send>(
     }
 }
 
+/// Runs an array operation of about `work` elements on `device`: without the GIL when it is
+/// long (a large array on the CPU, which computes before returning), with the GIL otherwise. On a
+/// GPU an operation only queues work, and releasing and retaking the GIL would cost a sizeable
+/// share of a small operation's few microseconds. Panics become `IngotError` either way.
+pub fn compute<T: Send>(
+    py: Python<'_>,
+    device: ingot::Device,
+    work: usize,
+    f: impl FnOnce() -> ingot::Result<T> + Send,
+) -> PyResult<T> {
+    /// Elements from which a CPU operation releases the GIL.
+    const CPU_DETACH: usize = 1 << 14;
+    if device == ingot::Device::Cpu && work >= CPU_DETACH {
+        return detached(py, f);
+    }
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r.py_err(),
+        Err(payload) => Err(IngotError::new_err(format!(
+            "internal error (please report): {}",
+            panic_message(payload.as_ref())
+        ))),
+    }
+}
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

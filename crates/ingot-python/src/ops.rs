@@ -11,7 +11,7 @@ use ingot::{Array, DType, Scalar};
 use crate::array::{axes_from_py, PyArray};
 use crate::creation::{numpy_to_array, GpuAlias};
 use crate::dtype::{check_fits, dtype_from_py, scalar_from_py};
-use crate::errors::{detached, IntoPyResult};
+use crate::errors::{compute, detached, IntoPyResult};
 
 /// Whether `obj` is a NumPy array or NumPy scalar.
 fn is_numpy(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -82,26 +82,18 @@ pub fn binary_op<'py>(
         return Ok(py.NotImplemented().into_bound(py));
     };
     let (x, y) = if reflected { (b, a) } else { (a, b) };
+    let (device, work) = (x.device(), x.size().max(y.size()));
     let r = if name == "matmul" {
         detached(py, move || ops::matmul(&x, &y))?
     } else {
         let op = binary_name(name)?;
-        detached(py, move || ops::binary(op, &x, &y))?
+        compute(py, device, work, move || ops::binary(op, &x, &y))?
     };
     PyArray::from(r).into_bound_py_any(py)
 }
 
-/// NumPy's `same_kind` casting: a cast within a kind, or up the order bool < unsigned < signed <
-/// float (what NumPy allows for in-place operators: `int_array += 1.5` raises).
 fn same_kind(from: DType, to: DType) -> bool {
-    use ingot::dtype::Kind;
-    let rank = |d: DType| match d.kind() {
-        Kind::Bool => 0,
-        Kind::UnsignedInt => 1,
-        Kind::SignedInt => 2,
-        Kind::Float => 3,
-    };
-    rank(from) <= rank(to)
+    from.can_cast_same_kind(to)
 }
 
 /// `a <op>= b`: writes into `a`'s buffer. The result must have `a`'s shape and cast to `a`'s dtype
@@ -121,36 +113,37 @@ pub fn inplace_op(name: &str, slf: &Bound<'_, PyArray>, other: &Bound<'_, PyAny>
     } else {
         Some(binary_name(name)?)
     };
-    detached(py, move || {
-        let r = match op {
-            None => ops::matmul(&a, &b)?,
-            Some(op) => {
-                let (_, result) = op.dtypes(a.dtype(), b.dtype())?;
-                if !same_kind(result, a.dtype()) {
-                    return Err(ingot::Error::Type(format!(
-                        "cannot store the {result} result of in-place {} in an array of {}",
-                        op.name(),
-                        a.dtype()
-                    )));
-                }
-                ops::binary(op, &a, &b)?
+    let work = a.size().max(b.size());
+    let device = a.device();
+    compute(py, device, work, move || {
+        let Some(op) = op else {
+            let r = ops::matmul(&a, &b)?;
+            if r.shape() != a.shape() {
+                return Err(ingot::Error::Shape(format!(
+                    "in-place {name}: the result of shape {:?} does not fit the array of shape {:?}",
+                    r.shape(),
+                    a.shape()
+                )));
             }
+            if !same_kind(r.dtype(), a.dtype()) {
+                return Err(ingot::Error::Type(format!(
+                    "cannot store the {} result of in-place {name} in an array of {}",
+                    r.dtype(),
+                    a.dtype()
+                )));
+            }
+            return a.assign(&r);
         };
-        if r.shape() != a.shape() {
-            return Err(ingot::Error::Shape(format!(
-                "in-place {name}: the result of shape {:?} does not fit the array of shape {:?}",
-                r.shape(),
-                a.shape()
-            )));
-        }
-        if !same_kind(r.dtype(), a.dtype()) {
+        let (_, result) = op.dtypes(a.dtype(), b.dtype())?;
+        if !same_kind(result, a.dtype()) {
             return Err(ingot::Error::Type(format!(
-                "cannot store the {} result of in-place {name} in an array of {}",
-                r.dtype(),
+                "cannot store the {result} result of in-place {} in an array of {}",
+                op.name(),
                 a.dtype()
             )));
         }
-        a.assign(&r)
+        // One pass into `a` (through a temporary only when `b` overlaps `a` differently).
+        ops::binary_into(op, &a, &b, &a)
     })
 }
 
@@ -159,7 +152,8 @@ pub fn unary_named(py: Python<'_>, name: &str, x: &Array) -> PyResult<PyArray> {
     let op = UnaryOp::from_name(name)
         .ok_or_else(|| PyValueError::new_err(format!("unknown unary operation {name:?}")))?;
     let x = x.clone();
-    Ok(detached(py, move || ops::unary(op, &x))?.into())
+    let (device, work) = (x.device(), x.size());
+    Ok(compute(py, device, work, move || ops::unary(op, &x))?.into())
 }
 
 /// `name(x)` for an elementwise function of one array.
@@ -213,7 +207,8 @@ fn binary(
 ) -> PyResult<PyArray> {
     let op = binary_name(name)?;
     let (a, b) = two_operands(x1, x2, name)?;
-    Ok(detached(py, move || ops::binary(op, &a, &b))?.into())
+    let (device, work) = (a.device(), a.size().max(b.size()));
+    Ok(compute(py, device, work, move || ops::binary(op, &a, &b))?.into())
 }
 
 /// `x1 <op>= x2`, writing into `x1`.

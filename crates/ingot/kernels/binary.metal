@@ -146,7 +146,7 @@ INGOT_KIND_BOP(bitwise_right_shift, ShrK)
 // 2 x is one element. 16-byte packs when aligned (g.vec), in chunks (see INGOT_CHUNKS).
 template <class Op, class T, class R>
 INGOT_EW_KERNEL void binary_contig(device const T* x [[buffer(0)]], device const T* y [[buffer(1)]],
-                                   device R* z [[buffer(2)]], constant Geom& g [[buffer(3)]],
+                                   device R* z [[buffer(2)]], constant EGeom& g [[buffer(3)]],
                                    INGOT_CHUNK_IDS) {
   const int N = PackN<T, R>::n;
   ulong nv = g.vec ? g.n / N : 0;

@@ -177,6 +177,14 @@ struct Geom {
   long st[4][8];
 };
 
+// The geometry of contiguous kernels: the first fields of Geom only (kernel parameters are
+// copied at every launch: 16 bytes instead of Geom's 368).
+struct EGeom {
+  ulong n;
+  uint ndim;        // binary_contig: the broadcast mode
+  uint vec;
+};
+
 // Offsets of element i (row-major over shape) for operands 0..K-1.
 template <int K> inline void geom_offsets(constant Geom& g, ulong i, thread long* o) {
   for (int k = 0; k < K; ++k) o[k] = g.off[k];

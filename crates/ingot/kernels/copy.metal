@@ -4,7 +4,7 @@
 // chunks (see INGOT_CHUNKS).
 template <class S, class D>
 INGOT_EW_KERNEL void copy_contig(device const S* src [[buffer(0)]], device D* dst [[buffer(1)]],
-                                 constant Geom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
+                                 constant EGeom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
   const int N = PackN<S, D>::n;
   ulong nv = g.vec ? g.n / N : 0;
   device const Pack<S, N>* sv = (device const Pack<S, N>*)src;
@@ -32,7 +32,7 @@ INGOT_EW_KERNEL void copy_contig(device const S* src [[buffer(0)]], device D* ds
 // dst[i] = cvt(src[0]) for a contiguous dst (fill, broadcast of one element).
 template <class S, class D>
 INGOT_EW_KERNEL void copy_fill(device const S* src [[buffer(0)]], device D* dst [[buffer(1)]],
-                               constant Geom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
+                               constant EGeom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
   const int N = 16 / sizeof(D);
   D v = cvt<D>(src[0]);
   ulong nv = g.vec ? g.n / N : 0;
@@ -60,7 +60,7 @@ kernel void copy_strided(device const S* src [[buffer(0)]], device D* dst [[buff
 
 // out[i] = start + i * step (computed in double where available, as NumPy's arange).
 template <class D>
-kernel void affine_fill(device D* dst [[buffer(0)]], constant Geom& g [[buffer(1)]],
+kernel void affine_fill(device D* dst [[buffer(0)]], constant EGeom& g [[buffer(1)]],
                         constant float2& fs [[buffer(2)]], constant ulong2& ds [[buffer(3)]],
                         uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]]) {
 #ifdef INGOT_HAS_F64

@@ -333,6 +333,75 @@ template <class Op, class T>
   if (lid == 0u) partial[gid] = acc;
 }
 
+// argmax/argmin of a whole contiguous, aligned array, pass 1. A thread scans its packs in index
+// order keeping only the best pack's extreme and position (a few operations per element instead
+// of a full (value, index) combine: the combine made argmax compute-bound on an H100), then
+// finds the lane in that pack again. Ties keep the first; NaN wins, first NaN first.
+template <int MAX, class C> inline bool arg_takes(C v, C best) {
+  return (MAX ? v > best : v < best) || (v != v && best == best);
+}
+template <class T, int MAX>
+[[max_total_threads_per_threadgroup(256)]] kernel void reduce_arg_partial(
+    device const T* x [[buffer(0)]], device ArgAcc<typename CmpT<T>::type>* partial [[buffer(1)]],
+    constant RGeom& g [[buffer(2)]], uint lid [[thread_index_in_threadgroup]],
+    uint nl [[threads_per_threadgroup]], uint gid [[threadgroup_position_in_grid]],
+    uint ng [[threadgroups_per_grid]]) {
+  typedef typename CmpT<T>::type C;
+  typedef red_arg<T, MAX> Op;
+  threadgroup ArgAcc<C> sh[256];
+  const int N = 16 / sizeof(T);
+  ulong tid = ulong(gid) * nl + lid, nt = ulong(ng) * nl;
+  device const Pack<T, N>* xv = (device const Pack<T, N>*)(x + g.off);
+  ulong nv = g.k / N;
+  C best = C(0);
+  long bj = -1;
+  ulong j = tid;
+  for (; j + nt < nv; j += 2ul * nt) {
+    Pack<T, N> a = xv[j], b = xv[j + nt];
+    C ma = C(a.v[0]), mb = C(b.v[0]);
+    for (int q = 1; q < N; ++q) {
+      C va = C(a.v[q]), vb = C(b.v[q]);
+      ma = arg_takes<MAX>(va, ma) ? va : ma;
+      mb = arg_takes<MAX>(vb, mb) ? vb : mb;
+    }
+    if (bj < 0 || arg_takes<MAX>(ma, best)) {
+      best = ma;
+      bj = long(j);
+    }
+    if (arg_takes<MAX>(mb, best)) {
+      best = mb;
+      bj = long(j + nt);
+    }
+  }
+  for (; j < nv; j += nt) {
+    Pack<T, N> a = xv[j];
+    C ma = C(a.v[0]);
+    for (int q = 1; q < N; ++q) {
+      C va = C(a.v[q]);
+      ma = arg_takes<MAX>(va, ma) ? va : ma;
+    }
+    if (bj < 0 || arg_takes<MAX>(ma, best)) {
+      best = ma;
+      bj = long(j);
+    }
+  }
+  typename Op::A acc = Op::id();
+  if (bj >= 0) {
+    Pack<T, N> a = xv[bj];
+    for (int q = 0; q < N; ++q) {
+      C v = C(a.v[q]);
+      if ((best != best) ? (v != v) : (v == best)) {
+        acc.v = v;
+        acc.i = long(ulong(bj) * ulong(N) + ulong(q));
+        break;
+      }
+    }
+  }
+  for (ulong k = nv * N + tid; k < g.k; k += nt) acc = Op::comb(acc, Op::load(x[g.off + long(k)], k));
+  acc = group_combine<Op>(acc, sh, lid, nl);
+  if (lid == 0u) partial[gid] = acc;
+}
+
 // Pass 2: one group combines g.parts partials into out[0].
 template <class Op, class O>
 [[max_total_threads_per_threadgroup(256)]] kernel void reduce_final(device const typename Op::A* partial [[buffer(0)]], device O* out [[buffer(1)]],

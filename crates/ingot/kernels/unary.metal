@@ -80,7 +80,7 @@ INGOT_FLOAT_OP(atanh, atanh)
 // Contiguous input and output; 16-byte packs when aligned, in chunks (see INGOT_CHUNKS).
 template <class Op, class A, class R>
 INGOT_EW_KERNEL void unary_contig(device const A* x [[buffer(0)]], device R* y [[buffer(1)]],
-                                  constant Geom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
+                                  constant EGeom& g [[buffer(2)]], INGOT_CHUNK_IDS) {
   const int N = PackN<A, R>::n;
   ulong nv = g.vec ? g.n / N : 0;
   device const Pack<A, N>* xv = (device const Pack<A, N>*)x;

@@ -4,7 +4,7 @@
 template <class T>
 INGOT_EW_KERNEL void where_contig(device const bool* c [[buffer(0)]], device const T* x [[buffer(1)]],
                                   device const T* y [[buffer(2)]], device T* z [[buffer(3)]],
-                                  constant Geom& g [[buffer(4)]], INGOT_CHUNK_IDS) {
+                                  constant EGeom& g [[buffer(4)]], INGOT_CHUNK_IDS) {
   const int N = 16 / sizeof(T);
   ulong nv = g.vec ? g.n / N : 0;
   device const Pack<T, N>* xv = (device const Pack<T, N>*)x;

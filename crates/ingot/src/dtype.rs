@@ -277,6 +277,19 @@ impl DType {
         self.promote(to) == to
     }
 
+    /// NumPy's `same_kind` casting: within a kind, or up the order bool < unsigned < signed <
+    /// float (the rule of in-place operators: `int_array += 1.5` is refused, `int32 += int64`
+    /// is not).
+    pub fn can_cast_same_kind(self, to: DType) -> bool {
+        let rank = |d: DType| match d.kind() {
+            Kind::Bool => 0,
+            Kind::UnsignedInt => 1,
+            Kind::SignedInt => 2,
+            Kind::Float => 3,
+        };
+        rank(self) <= rank(to)
+    }
+
     /// The default floating-point dtype of results of integer inputs (`mean`, true division...).
     pub fn default_float() -> DType {
         DType::Float64

@@ -555,6 +555,7 @@ fn reductions_every_op_dtype_and_axis() {
             .index(&[s(None, None, Some(-2)), s(None, None, Some(-1))])
             .unwrap();
         let big = random(&mut rng, &[20011], d, false);
+        let big_nan = random(&mut rng, &[30000], d, true);
         let cols = random(&mut rng, &[300, 100], d, false);
         // Many rows, few columns: the rows are split into slices (two passes), NaN included.
         let tall = random(&mut rng, &[520, 24], d, true);
@@ -588,6 +589,7 @@ fn reductions_every_op_dtype_and_axis() {
             ("negative strides all", &xneg, None),
             ("negative strides last", &xneg, Some(vec![-1])),
             ("long 1-d", &big, None),
+            ("long 1-d with NaN", &big_nan, None),
             ("columns", &cols, Some(vec![0])),
             ("tall columns", &tall, Some(vec![0])),
             ("rows", &cols, Some(vec![1])),
@@ -838,6 +840,19 @@ fn bench_cuda_latency() {
     ];
     let d = Dispatch::threads(&[32]);
     let t_launch = per(&mut || k.launch(&args, &d).unwrap());
+    // The same launch with a 368-byte struct parameter (the size of the strided kernels' Geom).
+    let big_src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        struct Big { ulong v[46]; };\n\
+        kernel void scale_big(device float *x [[buffer(0)]], constant Big &b [[buffer(1)]],\n\
+        uint i [[thread_position_in_grid]]) { x[i] = x[i] * float(b.v[3]); }\n";
+    let kb = Library::compile(big_src, dev, &CompileOptions::default())
+        .unwrap()
+        .function("scale_big")
+        .unwrap();
+    let mut big = vec![0u8; 368];
+    big[24] = 1;
+    let big_args = [KernelArg::Array(xs.clone()), KernelArg::Bytes(big)];
+    let t_big = per(&mut || kb.launch(&big_args, &d).unwrap());
     let t_prepare = per(&mut || {
         k.prepare(&args, &d).unwrap();
     });
@@ -862,10 +877,31 @@ fn bench_cuda_latency() {
     println!("1-element add (ops::binary)  {:>7.2} us", t_add * 1e6);
     println!("user kernel launch           {:>7.2} us", t_launch * 1e6);
     println!("  of which prepare (checks)  {:>7.2} us", t_prepare * 1e6);
+    println!("  with a 368-byte parameter  {:>7.2} us", t_big * 1e6);
     println!("Array::empty(1)              {:>7.2} us", empty * 1e6);
     println!(
         "enqueue only: add {:.2} us, user kernel {:.2} us",
         q_add * 1e6,
         q_launch * 1e6
+    );
+}
+
+/// The host cost of the GPU ops path without a GPU: `gpu::binary` of one element on the CPU
+/// kernel engine, in a loop (for a profiler: `perf record` this test).
+#[test]
+#[ignore]
+fn bench_gpu_path_host_cost() {
+    setup();
+    let one = |v: f32| Array::from_vec(vec![v], &[1], Device::Cpu).unwrap();
+    let (a, b, out) = (one(1.0), one(2.0), one(0.0));
+    gpu::binary(BinaryOp::Add, &a, &b, &out).unwrap();
+    let reps = 100_000;
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        gpu::binary(BinaryOp::Add, &a, &b, &out).unwrap();
+    }
+    println!(
+        "gpu::binary, 1 element, CPU engine: {:.2} us",
+        t.elapsed().as_secs_f64() / reps as f64 * 1e6
     );
 }

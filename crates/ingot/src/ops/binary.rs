@@ -224,12 +224,12 @@ pub fn binary(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
 }
 
 /// Applies `op` and writes the result into `out` (Python's `a += b`): the result dtype must cast
-/// to `out`'s dtype without changing kind, and the broadcast shape must equal `out`'s shape.
+/// to `out`'s dtype under NumPy's `same_kind` rule, and the broadcast shape must equal `out`'s.
 pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()> {
     super::same_device(op.name(), &[a, b, out])?;
     out.check_writable(op.name())?;
     let (compute, result) = op.dtypes(a.dtype(), b.dtype())?;
-    if result != out.dtype() && !result.can_cast(out.dtype()) {
+    if !result.can_cast_same_kind(out.dtype()) {
         return Err(Error::Type(format!(
             "cannot store the {result} result of {} in an array of {} in place",
             op.name(),

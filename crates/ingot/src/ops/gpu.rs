@@ -283,6 +283,15 @@ pub(crate) fn geom(
     b
 }
 
+/// The `EGeom` struct of `common.metal` (contiguous kernels): n, ndim (or mode), vec.
+pub(crate) fn egeom(n: usize, ndim: u32, vec: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(16);
+    b.extend_from_slice(&(n as u64).to_ne_bytes());
+    b.extend_from_slice(&ndim.to_ne_bytes());
+    b.extend_from_slice(&vec.to_ne_bytes());
+    b
+}
+
 /// Runs `f` on slices along the first axis when a strided elementwise problem has more than
 /// [`MAX_DIMS`] dimensions after collapsing (every array has the same shape).
 fn split_outer(arrays: &[&Array], f: &mut dyn FnMut(&[Array]) -> Result<()>) -> Result<()> {
@@ -380,14 +389,14 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
         let per = (16 / s.size().max(d.size())) as u64;
         (
             "copy_contig",
-            geom(n, 0, vec, &[], &[]),
+            egeom(n, 0, vec),
             chunk_groups(device, n as u64 / per.max(1)),
         )
     } else if st[0].iter().all(|&x| x == 0) && dst.is_contiguous() {
         let vec = aligned(dst) as u32;
         (
             "copy_fill",
-            geom(n, 0, vec, &[], &[]),
+            egeom(n, 0, vec),
             chunk_groups(device, n as u64 / (16 / d.size()) as u64),
         )
     } else {
@@ -454,7 +463,7 @@ pub fn affine_fill(out: &Array, start: f64, step: f64) -> Result<()> {
     ds.extend_from_slice(&step.to_bits().to_ne_bytes());
     let args = [
         KernelArg::Array(out.clone()),
-        KernelArg::Bytes(geom(n, 0, 0, &[], &[])),
+        KernelArg::Bytes(egeom(n, 0, 0)),
         KernelArg::Bytes(fs),
         KernelArg::Bytes(ds),
     ];
@@ -552,7 +561,7 @@ pub fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
             let per = 16 / a.size().max(r.size());
             (
                 "unary_contig",
-                geom(n, 0, vec, &[], &[]),
+                egeom(n, 0, vec),
                 chunk_groups(device, (n / per) as u64),
             )
         }
@@ -647,7 +656,7 @@ pub fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
             let per = 16 / t.size().max(r.size());
             (
                 "binary_contig",
-                geom(n, mode, vec, &[], &[]),
+                egeom(n, mode, vec),
                 chunk_groups(device, (n / per) as u64),
             )
         }
@@ -701,7 +710,7 @@ pub fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
     let (template, g, groups) = match classify(&[&co, &xo, &yo], &[c, x, y], out) {
         Ew::Contig { vec, .. } => (
             "where_contig",
-            geom(n, 0, vec, &[], &[]),
+            egeom(n, 0, vec),
             chunk_groups(device, (n / (16 / t.size())) as u64),
         ),
         Ew::Strided { shape, strides } => {

@@ -68,6 +68,14 @@ fn reduce_insts(device: Device, name: &str, t: DType, o: DType) -> Vec<Inst> {
             &[t, r],
             &format!("{op}, {}", ty(r)),
         ));
+        if n == "argmax" || n == "argmin" {
+            v.push(Inst::new(
+                "reduce_arg_partial",
+                n,
+                &[t],
+                &format!("{}, {}", ty(t), (n == "argmax") as u8),
+            ));
+        }
         v.push(Inst::new(
             "reduce_cols_part",
             n,
@@ -242,7 +250,15 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         let groups = groups_for(device, k as u64, 16);
         let partial = Array::empty(&[groups as usize * 16], DType::UInt8, device)?;
         let g = rgeom(1, k, kst, xo.off, vec, groups as usize, &[], &[]);
-        let k1 = get("reduce_partial", &[t])?;
+        let arg = name == "argmax" || name == "argmin";
+        let k1 = get(
+            if arg && vec {
+                "reduce_arg_partial"
+            } else {
+                "reduce_partial"
+            },
+            &[t],
+        )?;
         let args = [
             KernelArg::Array(xo.view.clone()),
             KernelArg::Array(partial.clone()),

@@ -62,10 +62,18 @@ def available_memory() -> int:
     return 8 * 2**30
 
 
-def time_call(fn: Callable[[], object], samples: int, min_sample_s: float = 0.005) -> float:
-    """Median seconds per call: warm-up, calibrate a loop count, then `samples` samples."""
-    fn()
-    fn()
+def time_call(fn: Callable[[], object], samples: int, min_sample_s: float = 0.005,
+              warmup_s: float = 0.05) -> float:
+    """Median seconds per call: warm-up, calibrate a loop count, then `samples` samples.
+
+    The warm-up runs the call for at least `warmup_s` (and 3 times): on the 2-core VM this was
+    measured on, the first milliseconds after a change of array size ran up to 1.5x slower
+    (fresh memory, thread wake-ups), for either library."""
+    t_end = time.perf_counter() + warmup_s
+    for _ in range(3):
+        fn()
+    while time.perf_counter() < t_end:
+        fn()
     t0 = time.perf_counter()
     fn()
     once = max(time.perf_counter() - t0, 1e-7)

@@ -4,9 +4,12 @@
 //! Why a cache: a fresh multi-megabyte allocation comes from `mmap`, and every one of its pages
 //! faults on first touch; for a memory-bound op such as `a + b` on 1e7 floats the faults cost
 //! more than the arithmetic. Freed blocks of 1 MiB and more are kept, by size class, up to a
-//! bound, and handed out again without a system call. Blocks of 4 MiB and more are aligned to
-//! 2 MiB and marked for transparent huge pages, as NumPy does, so that a first touch faults
-//! once per 2 MiB instead of once per 4 KiB.
+//! bound, and handed out again without a system call.
+//!
+//! No transparent huge pages: on the 2-core VM of our CI (AMD EPYC, Linux 6.18), a reused
+//! THP-backed output made `a + b` slower, not faster (1e6 float32: 109 us with THP, 93 us
+//! without; NumPy writing into a THP buffer: 131 us vs 123 us), and with the cache only the
+//! first use of a block pays for faults.
 
 use std::alloc::{alloc, dealloc, Layout as AllocLayout};
 use std::any::Any;
@@ -23,9 +26,6 @@ pub const HOST_ALIGN: usize = 64;
 
 /// Blocks at least this large are cached when freed.
 const CACHE_MIN: usize = 1 << 20;
-/// Blocks at least this large are aligned for and advised to use huge pages.
-const HUGE_MIN: usize = 4 << 20;
-const HUGE_ALIGN: usize = 2 << 20;
 /// The most bytes the cache holds.
 const CACHE_MAX: usize = 1 << 30;
 
@@ -69,25 +69,13 @@ fn lock() -> std::sync::MutexGuard<'static, Cache> {
 }
 
 fn layout_of(class: usize) -> Option<AllocLayout> {
-    let align = if class >= HUGE_MIN {
-        HUGE_ALIGN
-    } else {
-        HOST_ALIGN
-    };
-    AllocLayout::from_size_align(class, align).ok()
+    AllocLayout::from_size_align(class, HOST_ALIGN).ok()
 }
 
 fn fresh(class: usize) -> Option<NonNull<u8>> {
     let layout = layout_of(class)?;
     // SAFETY: the layout has a non-zero size.
-    let p = NonNull::new(unsafe { alloc(layout) })?;
-    #[cfg(target_os = "linux")]
-    if class >= HUGE_MIN {
-        // Advice only: failure (no THP support) changes nothing but speed.
-        // SAFETY: the range is the block just allocated, 2 MiB aligned.
-        unsafe { libc::madvise(p.as_ptr().cast(), class, libc::MADV_HUGEPAGE) };
-    }
-    Some(p)
+    NonNull::new(unsafe { alloc(layout) })
 }
 
 /// Bytes held in the cache of freed blocks.
@@ -238,12 +226,5 @@ mod tests {
         );
         let small = CpuMemory::allocate(100, counters).unwrap();
         assert_eq!(small.as_ptr() as usize % HOST_ALIGN, 0);
-    }
-
-    #[test]
-    fn huge_blocks_are_2mib_aligned() {
-        let counters = Arc::new(Counters::default());
-        let a = CpuMemory::allocate(9 << 20, counters).unwrap();
-        assert_eq!(a.as_ptr() as usize % HUGE_ALIGN, 0);
     }
 }

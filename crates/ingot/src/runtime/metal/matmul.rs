@@ -1,7 +1,7 @@
 //! Matrix products on Metal: an MSL kernel of ours on the matrix units (`simdgroup_matrix`,
 //! `matmul.metal`; float32 / float16 / bfloat16, accumulating in float32), run through the
-//! kernel API like every other built-in kernel. Integer and bool products are computed on the host (the memory is shared) and
-//! copied back, as the CUDA backend does for dtypes cuBLAS lacks.
+//! kernel API like every other built-in kernel. Integer and bool products are computed on the
+//! host (the memory is shared) and copied back, as the CUDA backend does for dtypes cuBLAS lacks.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};

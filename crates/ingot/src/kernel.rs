@@ -754,8 +754,9 @@ impl Kernel {
 
     fn bind_buffer(&self, p: &ParamInfo, a: &KernelArg) -> Result<BoundArg> {
         let writable = p.access == Access::ReadWrite;
-        let array = match a {
-            KernelArg::Array(a) => a.clone(),
+        // Borrowed in the common case (an array argument): launches are on the hot path.
+        let array: std::borrow::Cow<'_, Array> = match a {
+            KernelArg::Array(a) => std::borrow::Cow::Borrowed(a),
             KernelArg::Bytes(b) => {
                 if writable {
                     return Err(self.arg_error(
@@ -763,7 +764,12 @@ impl Kernel {
                         "the kernel writes this buffer: pass an array, not host bytes",
                     ));
                 }
-                Array::from_bytes(b, &[b.len()], DType::UInt8, self.inner.device)?
+                std::borrow::Cow::Owned(Array::from_bytes(
+                    b,
+                    &[b.len()],
+                    DType::UInt8,
+                    self.inner.device,
+                )?)
             }
             KernelArg::Scalar(s) => {
                 return Err(self.arg_error(
@@ -822,8 +828,10 @@ impl Kernel {
                 ));
             }
             array
+        } else if array.is_contiguous() {
+            array
         } else {
-            array.contiguous()?
+            std::borrow::Cow::Owned(array.copy()?)
         };
         let esize = array.dtype().size();
         Ok(BoundArg::Buffer {

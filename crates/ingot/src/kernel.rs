@@ -801,7 +801,7 @@ impl Kernel {
                     ));
                 }
                 if let Some(vs) = p.value_size.filter(|_| p.lanes > 1) {
-                    if array.nbytes() % vs != 0 {
+                    if !array.nbytes().is_multiple_of(vs) {
                         return Err(self.arg_error(
                             p,
                             format!(

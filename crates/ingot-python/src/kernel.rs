@@ -461,14 +461,10 @@ impl PyKernel {
 
     /// The device it runs on.
     #[getter]
-    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(Bound::new(
-            py,
-            crate::device::PyDevice {
-                device: self.inner.device(),
-            },
-        )?
-        .into_any())
+    fn device(&self) -> crate::device::PyDevice {
+        crate::device::PyDevice {
+            device: self.inner.device(),
+        }
     }
 
     /// Every parameter, in declaration order.
@@ -595,14 +591,10 @@ impl PyLibrary {
 
     /// The device the library runs on.
     #[getter]
-    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(Bound::new(
-            py,
-            crate::device::PyDevice {
-                device: self.inner.device(),
-            },
-        )?
-        .into_any())
+    fn device(&self) -> crate::device::PyDevice {
+        crate::device::PyDevice {
+            device: self.inner.device(),
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -199,14 +199,21 @@ struct Converted<'py> {
     host_aliased: bool,
 }
 
-fn convert_args<'py>(kernel: &Kernel, args: &[Bound<'py, PyAny>]) -> PyResult<Converted<'py>> {
-    let params: Vec<&ParamInfo> = kernel.arguments();
+/// Converts the call's arguments `args[start..]` for `kernel`.
+fn convert_args<'py>(
+    kernel: &Kernel,
+    args: &Bound<'py, PyTuple>,
+    start: usize,
+) -> PyResult<Converted<'py>> {
     let device = kernel.device();
-    let mut out = Vec::with_capacity(args.len());
+    let n = args.len().saturating_sub(start);
+    let mut out = Vec::with_capacity(n);
     let mut back = Vec::new();
     let mut host_aliased = false;
-    for (i, a) in args.iter().enumerate() {
-        let p = params.get(i).copied();
+    let mut params = kernel.argument_params();
+    for (i, a) in args.iter().skip(start).enumerate() {
+        let a = &a;
+        let p = params.next();
         if let Ok(arr) = a.cast::<PyArray>() {
             out.push(KernelArg::Array(arr.get().inner.clone()));
             continue;
@@ -331,33 +338,34 @@ fn write_back(py: Python<'_>, back: Vec<WriteBack<'_>>) -> PyResult<()> {
     Ok(())
 }
 
-fn shape3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
-    let v: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
-        vec![n]
-    } else {
-        obj.extract::<Vec<i64>>().map_err(|_| {
-            kernel_arg_err(
-                obj.py(),
-                format!("{what} must be an int or a tuple of 1 to 3 ints"),
-            )
-        })?
+/// A 1- to 3-axis extent from an int or a sequence of ints: the values and how many there are.
+fn shape3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<([u32; 3], usize)> {
+    let err = |msg: String| kernel_arg_err(obj.py(), msg);
+    let entry = |x: i64| {
+        u32::try_from(x).map_err(|_| err(format!("{what} entries must be in 0..2^32, got {x}")))
     };
-    if v.is_empty() || v.len() > 3 {
-        return Err(kernel_arg_err(
-            obj.py(),
-            format!("{what} must have 1 to 3 dimensions, got {}", v.len()),
-        ));
+    if let Ok(n) = obj.extract::<i64>() {
+        return Ok(([entry(n)?, 1, 1], 1));
     }
-    v.iter()
-        .map(|&x| {
-            u32::try_from(x).map_err(|_| {
-                kernel_arg_err(
-                    obj.py(),
-                    format!("{what} entries must be in 0..2^32, got {x}"),
-                )
-            })
-        })
-        .collect()
+    let v: Vec<i64> = obj
+        .extract()
+        .map_err(|_| err(format!("{what} must be an int or a tuple of 1 to 3 ints")))?;
+    if v.is_empty() || v.len() > 3 {
+        return Err(err(format!(
+            "{what} must have 1 to 3 dimensions, got {}",
+            v.len()
+        )));
+    }
+    let mut out = [1u32; 3];
+    for (o, &x) in out.iter_mut().zip(&v) {
+        *o = entry(x)?;
+    }
+    Ok((out, v.len()))
+}
+
+/// `shape3` as the slice `Dispatch` takes.
+fn dims<'a>(s: &'a ([u32; 3], usize)) -> &'a [u32] {
+    &s.0[..s.1]
 }
 
 impl PyKernel {
@@ -366,7 +374,7 @@ impl PyKernel {
         py: Python<'py>,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<(Dispatch, Vec<Bound<'py, PyAny>>)> {
+    ) -> PyResult<(Dispatch, usize)> {
         let mut grid = None;
         let mut groups = None;
         let mut tg = None;
@@ -388,7 +396,8 @@ impl PyKernel {
                 }
             }
         }
-        let mut positional: Vec<Bound<'py, PyAny>> = args.iter().collect();
+        // The kernel's arguments start after the thread count when it is given first.
+        let mut start = 0;
         let mut d = match (grid, groups) {
             (Some(_), Some(_)) => {
                 return Err(kernel_arg_err(
@@ -399,11 +408,11 @@ impl PyKernel {
                     ),
                 ))
             }
-            (Some(g), None) => Dispatch::try_threads(&shape3(&g, "grid")?).py_err()?,
-            (None, Some(g)) => Dispatch::try_groups(&shape3(&g, "groups")?).py_err()?,
+            (Some(g), None) => Dispatch::try_threads(dims(&shape3(&g, "grid")?)).py_err()?,
+            (None, Some(g)) => Dispatch::try_groups(dims(&shape3(&g, "groups")?)).py_err()?,
             (None, None) => {
-                let first = positional.first().filter(|f| {
-                    f.extract::<i64>().is_ok() && !f.is_instance_of::<pyo3::types::PyBool>()
+                let first = args.get_item(0).ok().filter(|f| {
+                    !f.is_instance_of::<pyo3::types::PyBool>() && f.extract::<i64>().is_ok()
                 });
                 let Some(first) = first else {
                     return Err(kernel_arg_err(
@@ -414,13 +423,15 @@ impl PyKernel {
                         ),
                     ));
                 };
-                let count = shape3(first, "count")?;
-                positional.remove(0);
-                Dispatch::try_threads(&count).py_err()?
+                let count = shape3(&first, "count")?;
+                start = 1;
+                Dispatch::try_threads(dims(&count)).py_err()?
             }
         };
         if let Some(t) = tg {
-            d = d.with_threadgroup(&shape3(&t, "threadgroup")?).py_err()?;
+            d = d
+                .with_threadgroup(dims(&shape3(&t, "threadgroup")?))
+                .py_err()?;
         }
         if let Some(m) = tgmem {
             let m = m.cast::<PyDict>().map_err(|_| {
@@ -447,7 +458,7 @@ impl PyKernel {
             }
             d.threadgroup_memory = map;
         }
-        Ok((d, positional))
+        Ok((d, start))
     }
 }
 
@@ -504,12 +515,12 @@ impl PyKernel {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<()> {
         guard(|| {
-            let (d, positional) = self.dispatch_and_args(py, args, kwargs)?;
+            let (d, start) = self.dispatch_and_args(py, args, kwargs)?;
             let Converted {
                 args: kargs,
                 back,
                 host_aliased,
-            } = convert_args(&self.inner, &positional)?;
+            } = convert_args(&self.inner, args, start)?;
             if self.inner.device() == ingot::Device::Cpu {
                 // The CPU engine runs the kernel before returning: let other threads run.
                 let k = self.inner.clone();
@@ -534,12 +545,12 @@ impl PyKernel {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<f64> {
         guard(|| {
-            let (d, positional) = self.dispatch_and_args(py, args, kwargs)?;
+            let (d, start) = self.dispatch_and_args(py, args, kwargs)?;
             let Converted {
                 args: kargs,
                 back,
                 host_aliased,
-            } = convert_args(&self.inner, &positional)?;
+            } = convert_args(&self.inner, args, start)?;
             let k = self.inner.clone();
             let t = detached(py, move || k.time(&kargs, &d))?;
             sync_host_aliased(py, &self.inner, host_aliased)?;

@@ -874,6 +874,7 @@ fn bench_cuda_latency() {
     let empty = per(&mut || {
         Array::empty(&[1], DType::Float32, dev).unwrap();
     });
+    let floor = raw_driver_floor();
     println!("1-element add (ops::binary)  {:>7.2} us", t_add * 1e6);
     println!("user kernel launch           {:>7.2} us", t_launch * 1e6);
     println!("  of which prepare (checks)  {:>7.2} us", t_prepare * 1e6);
@@ -884,6 +885,92 @@ fn bench_cuda_latency() {
         q_add * 1e6,
         q_launch * 1e6
     );
+    match floor {
+        Ok(f) => println!(
+            "raw cuLaunchKernel (same host, own stream): {:.2} us; with cuCtxSetCurrent {:.2} us; \
+             cuCtxGetCurrent {:.3} us; enqueue only {:.2} us",
+            f[0] * 1e6,
+            f[1] * 1e6,
+            f[2] * 1e6,
+            f[3] * 1e6
+        ),
+        Err(e) => println!("raw driver floor unavailable: {e}"),
+    }
+}
+
+/// The driver's own launch cost on this host, without ingot: a CUDA C kernel of the same shape
+/// (one pointer, one float) launched with bare `cuLaunchKernel` in the same loop. Returns
+/// [launch, launch with cuCtxSetCurrent before each, cuCtxGetCurrent alone, enqueue only].
+fn raw_driver_floor() -> Result<[f64; 4], String> {
+    use cudarc::driver::result;
+    use std::ffi::{c_void, CString};
+    let e = |e: &dyn std::fmt::Debug| format!("{e:?}");
+    result::init().map_err(|x| e(&x))?;
+    let dev = result::device::get(0).map_err(|x| e(&x))?;
+    // SAFETY: the device came from `device::get`; everything below uses the retained primary
+    // context (the one ingot uses), made current first; handles are used only while alive.
+    unsafe {
+        let ctx = result::primary_ctx::retain(dev).map_err(|x| e(&x))?;
+        result::ctx::set_current(ctx).map_err(|x| e(&x))?;
+        let ptx = cudarc::nvrtc::compile_ptx(
+            "extern \"C\" __global__ void k(float* x, float s) { x[threadIdx.x] *= s; }",
+        )
+        .map_err(|x| e(&x))?;
+        let image = CString::new(ptx.to_src()).map_err(|x| e(&x))?;
+        let module =
+            result::module::load_data(image.as_ptr() as *const c_void).map_err(|x| e(&x))?;
+        let f =
+            result::module::get_function(module, CString::new("k").unwrap()).map_err(|x| e(&x))?;
+        let stream =
+            result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|x| e(&x))?;
+        let buf = result::malloc_sync(128).map_err(|x| e(&x))?;
+        let mut ptr = buf;
+        let mut s = 1.0f32;
+        let mut launch = || {
+            let mut params = [
+                &mut ptr as *mut u64 as *mut c_void,
+                &mut s as *mut f32 as *mut c_void,
+            ];
+            result::launch_kernel(f, (1, 1, 1), (32, 1, 1), 0, stream, &mut params).unwrap();
+        };
+        let sync = || result::stream::synchronize(stream).unwrap();
+        let best = |with_ctx: bool, launch: &mut dyn FnMut()| {
+            let mut best = f64::MAX;
+            for round in 0..6 {
+                let reps = 2000;
+                let t = std::time::Instant::now();
+                for _ in 0..reps {
+                    if with_ctx {
+                        result::ctx::set_current(ctx).unwrap();
+                    }
+                    launch();
+                }
+                sync();
+                if round > 0 {
+                    best = best.min(t.elapsed().as_secs_f64() / reps as f64);
+                }
+            }
+            best
+        };
+        let plain = best(false, &mut launch);
+        let with_ctx = best(true, &mut launch);
+        let t = std::time::Instant::now();
+        for _ in 0..100_000 {
+            std::hint::black_box(result::ctx::get_current().unwrap());
+        }
+        let get = t.elapsed().as_secs_f64() / 100_000.0;
+        sync();
+        let t = std::time::Instant::now();
+        for _ in 0..300 {
+            launch();
+        }
+        let enqueue = t.elapsed().as_secs_f64() / 300.0;
+        sync();
+        let _ = result::free_sync(buf);
+        let _ = result::stream::destroy(stream);
+        let _ = result::module::unload(module);
+        Ok([plain, with_ctx, get, enqueue])
+    }
 }
 
 /// The host cost of the GPU ops path without a GPU: `gpu::binary` of one element on the CPU

@@ -98,6 +98,34 @@ pub(crate) fn bundle(device: Device) -> bool {
     device == Device::Cpu
 }
 
+/// One instantiation of a kernel template, named without building a string: the launch path
+/// looks kernels up by this (a small-op launch is a few microseconds; formatting the name and
+/// hashing it was a noticeable share of the host time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct KernelId {
+    template: &'static str,
+    op: &'static str,
+    dtypes: [Option<DType>; 2],
+}
+
+impl KernelId {
+    /// The instantiation of `template` for `op` over `dtypes` (at most two).
+    pub fn new(template: &'static str, op: &'static str, dtypes: &[DType]) -> KernelId {
+        debug_assert!(dtypes.len() <= 2);
+        KernelId {
+            template,
+            op,
+            dtypes: [dtypes.first().copied(), dtypes.get(1).copied()],
+        }
+    }
+
+    /// The kernel's name in its library (as [`Inst::new`] names it).
+    fn name(&self) -> String {
+        let dts: Vec<DType> = self.dtypes.iter().flatten().copied().collect();
+        Inst::new(self.template, self.op, &dts, "").name
+    }
+}
+
 type KernelCache = Mutex<HashMap<(Device, String), Kernel>>;
 
 fn cache() -> &'static KernelCache {
@@ -105,9 +133,35 @@ fn cache() -> &'static KernelCache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The kernel `name`, compiling on a miss the library made of `module` and the instantiations
-/// `insts()` (which must include `name`).
+type LaunchCache = Mutex<HashMap<(Device, KernelId), Kernel>>;
+
+fn launch_cache() -> &'static LaunchCache {
+    static CACHE: OnceLock<LaunchCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The kernel `id`, compiling on a miss the library made of `module` and the instantiations
+/// `insts()` (which must include `id`).
 pub(crate) fn kernel(
+    device: Device,
+    module: Module,
+    id: KernelId,
+    insts: impl FnOnce() -> Vec<Inst>,
+) -> Result<Kernel> {
+    if let Some(k) = launch_cache().lock().map_err(poisoned)?.get(&(device, id)) {
+        return Ok(k.clone());
+    }
+    let k = kernel_named(device, module, &id.name(), insts)?;
+    launch_cache()
+        .lock()
+        .map_err(poisoned)?
+        .insert((device, id), k.clone());
+    Ok(k)
+}
+
+/// The kernel `name`, compiling on a miss the library made of `module` and the instantiations
+/// `insts()` (which must include `name`); every instantiation of the library is cached by name.
+fn kernel_named(
     device: Device,
     module: Module,
     name: &str,
@@ -418,7 +472,7 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
     let k = kernel(
         device,
         Module::Copy,
-        &Inst::new(template, "copy", &[s, d], "").name,
+        KernelId::new(template, "copy", &[s, d]),
         || copy_insts(device, template, s, d),
     )?;
     let args = [
@@ -449,8 +503,8 @@ pub fn affine_fill(out: &Array, start: f64, step: f64) -> Result<()> {
     } else {
         vec![d]
     };
-    let name = Inst::new("affine_fill", "fill", &[d], "").name;
-    let k = kernel(device, Module::Copy, &name, || {
+    let id = KernelId::new("affine_fill", "fill", &[d]);
+    let k = kernel(device, Module::Copy, id, || {
         all.iter()
             .map(|&x| Inst::new("affine_fill", "fill", &[x], ty(x)))
             .collect()
@@ -573,10 +627,8 @@ pub fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
             ("unary_strided", g, groups_for(device, n as u64, 4))
         }
     };
-    let name = Inst::new(template, op.name(), &[a, r], "").name;
-    let k = kernel(device, Module::Unary, &name, || {
-        unary_insts(device, op, a, r)
-    })?;
+    let id = KernelId::new(template, op.name(), &[a, r]);
+    let k = kernel(device, Module::Unary, id, || unary_insts(device, op, a, r))?;
     let args = [
         KernelArg::Array(xo.view),
         KernelArg::Array(out.clone()),
@@ -674,8 +726,8 @@ pub fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
             ("binary_strided", g, groups_for(device, n as u64, 4))
         }
     };
-    let name = Inst::new(template, op.name(), &[t, r], "").name;
-    let k = kernel(device, Module::Binary, &name, || {
+    let id = KernelId::new(template, op.name(), &[t, r]);
+    let k = kernel(device, Module::Binary, id, || {
         binary_insts(device, op, t, r)
     })?;
     let args = [
@@ -731,8 +783,8 @@ pub fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
             ("where_strided", g, groups_for(device, n as u64, 4))
         }
     };
-    let name = Inst::new(template, "where", &[t], "").name;
-    let k = kernel(device, Module::Where, &name, || {
+    let id = KernelId::new(template, "where", &[t]);
+    let k = kernel(device, Module::Where, id, || {
         let ts: Vec<DType> = if bundle(device) {
             DType::ALL.to_vec()
         } else {

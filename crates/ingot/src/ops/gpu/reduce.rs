@@ -10,7 +10,7 @@
 
 use super::{
     binary, collapse, copy_cast, geom, groups_for, kernel, launch, max_groups, operand, ty, unary,
-    Inst, Module, MAX_DIMS,
+    Inst, KernelId, Module, MAX_DIMS,
 };
 use crate::array::Array;
 use crate::device::Device;
@@ -237,11 +237,11 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
     let k: usize = ishape.iter().product();
     let kst = ist.first().copied().unwrap_or(1);
     let (t, o) = (x.dtype(), out.dtype());
-    let get = |tmpl: &str, dts: &[DType]| {
+    let get = |tmpl: &'static str, dts: &[DType]| {
         kernel(
             device,
             Module::Reduce,
-            &Inst::new(tmpl, name, dts, "").name,
+            KernelId::new(tmpl, name, dts),
             || reduce_insts(device, name, t, o),
         )
     };
@@ -389,11 +389,11 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         &shape,
         &[(xo.off, &st[0]), (oo.off, &st[1])],
     );
-    let get = |tmpl: &str| {
+    let get = |tmpl: &'static str| {
         kernel(
             device,
             Module::Scan,
-            &Inst::new(tmpl, "cumsum", &[t], "").name,
+            KernelId::new(tmpl, "cumsum", &[t]),
             || {
                 let ts: Vec<DType> = if super::bundle(device) {
                     DType::ALL.to_vec()

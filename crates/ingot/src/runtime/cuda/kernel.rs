@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys};
@@ -17,6 +18,9 @@ use crate::kernel::backend::{
     BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
     MathMode,
 };
+
+/// Kernel arguments whose parameter pointers are kept on the stack at launch (more use the heap).
+const INLINE_ARGS: usize = 32;
 
 /// The kernel engine of one CUDA device.
 pub struct CudaKernels {
@@ -72,7 +76,7 @@ pub struct CudaFunction {
     func: sys::CUfunction,
     name: String,
     max_threads: u32,
-    dynamic_smem_limit: Mutex<u32>,
+    dynamic_smem_limit: AtomicU32,
     /// `sizeof` of each ABI slot's type from the reflection (MSL layout; 0 when unknown).
     sizes: Option<Vec<u32>>,
 }
@@ -231,7 +235,7 @@ impl CompiledLibrary for CudaLibrary {
             func,
             name: name.to_string(),
             max_threads,
-            dynamic_smem_limit: Mutex::new(48 * 1024),
+            dynamic_smem_limit: AtomicU32::new(48 * 1024),
             sizes,
         });
         self.functions
@@ -349,32 +353,53 @@ impl CompiledFunction for CudaFunction {
         let smem = launch.tgmem_total() as u32;
         self.ensure_smem_limit(smem)?;
         // Storage the parameter array points into; it lives until every cuLaunchKernel returned.
-        let mut pointers: Vec<u64> = Vec::with_capacity(args.len());
-        for a in args {
-            if let BoundArg::Buffer { buffer, offset, .. } = a {
-                let base = buffer.device_ptr().ok_or_else(|| {
-                    Error::DeviceMismatch(format!(
-                        "{}: a buffer on {} passed to a CUDA kernel",
-                        self.name,
-                        buffer.device()
-                    ))
-                })?;
-                pointers.push(base + *offset as u64);
-            }
+        // Small argument lists (all real kernels) stay on the stack: this is the launch hot path.
+        let n_buffers = args
+            .iter()
+            .filter(|a| matches!(a, BoundArg::Buffer { .. }))
+            .count();
+        let mut pointers_inline = [0u64; INLINE_ARGS];
+        let mut pointers_heap = Vec::new();
+        let pointers: &mut [u64] = if n_buffers <= INLINE_ARGS {
+            &mut pointers_inline[..n_buffers]
+        } else {
+            pointers_heap.resize(n_buffers, 0);
+            &mut pointers_heap
+        };
+        let buffers = args.iter().filter_map(|a| match a {
+            BoundArg::Buffer { buffer, offset, .. } => Some((buffer, *offset)),
+            BoundArg::Bytes(_) => None,
+        });
+        for (slot, (buffer, offset)) in pointers.iter_mut().zip(buffers) {
+            let base = buffer.device_ptr().ok_or_else(|| {
+                Error::DeviceMismatch(format!(
+                    "{}: a buffer on {} passed to a CUDA kernel",
+                    self.name,
+                    buffer.device()
+                ))
+            })?;
+            *slot = base + offset as u64;
         }
+        let mut raw_inline = [std::ptr::null_mut::<c_void>(); INLINE_ARGS + 1];
+        let mut raw_heap = Vec::new();
+        let raw: &mut [*mut c_void] = if args.len() < INLINE_ARGS {
+            &mut raw_inline[..args.len() + 1]
+        } else {
+            raw_heap.resize(args.len() + 1, std::ptr::null_mut());
+            &mut raw_heap
+        };
         for r in regions {
             let mut params = r.params;
-            let mut raw: Vec<*mut c_void> = Vec::with_capacity(args.len() + 1);
-            raw.push(&mut params as *mut LaunchParams as *mut c_void);
+            raw[0] = &mut params as *mut LaunchParams as *mut c_void;
             let mut next_ptr = 0usize;
-            for a in args {
-                match a {
+            for (slot, a) in raw[1..].iter_mut().zip(args) {
+                *slot = match a {
                     BoundArg::Buffer { .. } => {
-                        raw.push(&mut pointers[next_ptr] as *mut u64 as *mut c_void);
                         next_ptr += 1;
+                        &mut pointers[next_ptr - 1] as *mut u64 as *mut c_void
                     }
-                    BoundArg::Bytes(bytes) => raw.push(bytes.as_ptr() as *mut c_void),
-                }
+                    BoundArg::Bytes(bytes) => bytes.as_ptr() as *mut c_void,
+                };
             }
             // SAFETY: `raw` has one pointer per kernel parameter in the wrapper's order
             // (`ingot::launch`, then one per ABI slot), each valid for the call.
@@ -385,7 +410,7 @@ impl CompiledFunction for CudaFunction {
                     (r.threads, 1, 1),
                     smem,
                     self.inner.stream(),
-                    &mut raw,
+                    raw,
                 )
             }
             .map_err(|e| self.inner.fault(e, &format!("launching {}", self.name)))?;
@@ -432,27 +457,25 @@ impl CompiledFunction for CudaFunction {
 
 impl CudaFunction {
     fn ensure_smem_limit(&self, bytes: u32) -> Result<()> {
-        let mut limit = self
-            .dynamic_smem_limit
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if bytes > *limit {
-            // SAFETY: raising a function attribute of a loaded function.
-            unsafe {
-                check(
-                    result::function::set_function_attribute(
-                        self.func,
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        bytes as i32,
-                    ),
-                    &format!(
-                        "{}: {bytes} bytes of threadgroup memory exceed the device's limit",
-                        self.name
-                    ),
-                )?;
-            }
-            *limit = bytes;
+        // Raising the limit twice from two threads is harmless; the common case is one load.
+        if bytes <= self.dynamic_smem_limit.load(Ordering::Relaxed) {
+            return Ok(());
         }
+        // SAFETY: raising a function attribute of a loaded function.
+        unsafe {
+            check(
+                result::function::set_function_attribute(
+                    self.func,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    bytes as i32,
+                ),
+                &format!(
+                    "{}: {bytes} bytes of threadgroup memory exceed the device's limit",
+                    self.name
+                ),
+            )?;
+        }
+        self.dynamic_smem_limit.fetch_max(bytes, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -11,6 +11,7 @@ pub use driver::{device_count, driver_present};
 pub use pool::size_class;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{result, sys};
@@ -43,6 +44,8 @@ pub struct CudaInner {
     in_flight: Mutex<Vec<String>>,
     /// Set after a fault that makes the context unusable.
     poisoned: Mutex<Option<String>>,
+    /// `poisoned` is set (checked without the lock on every launch).
+    is_poisoned: AtomicBool,
 }
 
 // SAFETY: CUDA contexts and streams are usable from any thread once the context is made
@@ -53,13 +56,18 @@ unsafe impl Sync for CudaInner {}
 impl CudaInner {
     /// Makes this device's context current on the calling thread and fails if it was poisoned.
     pub fn bind(&self) -> Result<()> {
-        if let Some(msg) = self
-            .poisoned
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
-            return Err(Error::Device(msg));
+        if self.is_poisoned.load(Ordering::Acquire) {
+            let msg = self
+                .poisoned
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            return Err(Error::Device(msg.unwrap_or_default()));
+        }
+        // Reading the current context is a thread-local lookup; setting it costs more, and on
+        // the launch path the context is almost always already current.
+        if matches!(result::ctx::get_current(), Ok(Some(c)) if c == self.ctx) {
+            return Ok(());
         }
         // SAFETY: the context was retained in `CudaRuntime::new` and lives as long as `self`.
         check(
@@ -106,6 +114,7 @@ impl CudaInner {
             *self.poisoned.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
                 "{msg} (the CUDA context is unusable after this fault; restart the process)"
             ));
+            self.is_poisoned.store(true, Ordering::Release);
         }
         Error::Device(msg)
     }
@@ -267,6 +276,7 @@ impl CudaRuntime {
                 props,
                 in_flight: Mutex::new(Vec::new()),
                 poisoned: Mutex::new(None),
+                is_poisoned: AtomicBool::new(false),
             }),
             kernels: OnceLock::new(),
         })

@@ -364,7 +364,7 @@ fn shape3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<([u32; 3], usize)> {
 }
 
 /// `shape3` as the slice `Dispatch` takes.
-fn dims<'a>(s: &'a ([u32; 3], usize)) -> &'a [u32] {
+fn dims(s: &([u32; 3], usize)) -> &[u32] {
     &s.0[..s.1]
 }
 

@@ -58,6 +58,36 @@ kernel void copy_strided(device const S* src [[buffer(0)]], device D* dst [[buff
   }
 }
 
+// A strided copy whose source and destination are unit-strided along different axes (a
+// transpose, batched over at most one more axis): through a padded 32x32 threadgroup tile, so
+// that reads are coalesced along the source's fast axis (R) and writes along the destination's
+// (C); a plain strided copy reads one element per 32-byte sector there. Groups
+// (ceil(C/32), ceil(R/32), batch) of (32, 8) threads; each thread moves 4 elements.
+struct TGeom {
+  ulong r, c;          // extents of the source-fast and destination-fast axes
+  long s_off, d_off;   // element offsets of the first element
+  long s_r, s_c, s_b;  // source strides along R, C and the batch axis
+  long d_r, d_c, d_b;  // destination strides
+};
+
+template <class S, class D>
+[[max_total_threads_per_threadgroup(256)]] kernel void copy_transpose(
+    device const S* src [[buffer(0)]], device D* dst [[buffer(1)]], constant TGeom& g [[buffer(2)]],
+    uint3 grp [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]]) {
+  threadgroup D tile[32][33];
+  ulong r0 = ulong(grp.y) * 32ul, c0 = ulong(grp.x) * 32ul;
+  long sb = g.s_off + long(grp.z) * g.s_b, db = g.d_off + long(grp.z) * g.d_b;
+  for (uint k = lid.y; k < 32u; k += 8u) {
+    ulong r = r0 + lid.x, c = c0 + k;
+    if (r < g.r && c < g.c) tile[k][lid.x] = cvt<D>(src[sb + long(r) * g.s_r + long(c) * g.s_c]);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = lid.y; k < 32u; k += 8u) {
+    ulong r = r0 + k, c = c0 + lid.x;
+    if (r < g.r && c < g.c) dst[db + long(r) * g.d_r + long(c) * g.d_c] = tile[lid.x][k];
+  }
+}
+
 // out[i] = start + i * step (computed in double where available, as NumPy's arange).
 template <class D>
 kernel void affine_fill(device D* dst [[buffer(0)]], constant EGeom& g [[buffer(1)]],

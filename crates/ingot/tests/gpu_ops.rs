@@ -212,6 +212,71 @@ fn astype_every_dtype_pair_and_layout() {
     }
 }
 
+/// Copies of transposed views long enough for the tiled transpose kernel: edges that are not
+/// multiples of the tile, a batch axis on either side, negative strides, offsets, conversions.
+#[test]
+fn transposed_copies_through_tiles() {
+    setup();
+    note_cuda_skip();
+    let mut rng = Rng::new(11);
+    let s = |a: Option<isize>, b: Option<isize>, c: Option<isize>| IndexItem::Slice {
+        start: a,
+        stop: b,
+        step: c,
+    };
+    let pairs = [
+        (DType::Float32, DType::Float32),
+        (DType::Float64, DType::Float16),
+        (DType::Int16, DType::Float32),
+        (DType::Bool, DType::Bool),
+        (DType::UInt8, DType::Int64),
+        (DType::BFloat16, DType::Float32),
+        (DType::Float16, DType::Float16),
+    ];
+    for (from, to) in pairs {
+        let cases = [
+            ("2-D", random(&mut rng, &[70, 45], from, true).t()),
+            (
+                "batch outside",
+                random(&mut rng, &[3, 40, 50], from, true)
+                    .permute(&[0, 2, 1])
+                    .unwrap(),
+            ),
+            (
+                "batch between",
+                random(&mut rng, &[3, 40, 50], from, true)
+                    .permute(&[2, 0, 1])
+                    .unwrap(),
+            ),
+            (
+                "reversed rows",
+                random(&mut rng, &[70, 45], from, true)
+                    .index(&[s(None, None, Some(-1))])
+                    .unwrap()
+                    .t(),
+            ),
+            (
+                "offset slice",
+                random(&mut rng, &[80, 60], from, true)
+                    .index(&[s(Some(3), Some(70), None), s(Some(5), Some(55), None)])
+                    .unwrap()
+                    .t(),
+            ),
+        ];
+        for (name, v) in cases {
+            let want = v.astype(to).unwrap();
+            let got = gpu_copy(&v, to);
+            assert_close(
+                &format!("transpose {from}->{to} {name}"),
+                &got,
+                &want,
+                0.0,
+                0.0,
+            );
+        }
+    }
+}
+
 #[test]
 fn float_to_int_out_of_range_and_rounding() {
     setup();
@@ -888,11 +953,12 @@ fn bench_cuda_latency() {
     match floor {
         Ok(f) => println!(
             "raw cuLaunchKernel (same host, own stream): {:.2} us; with cuCtxSetCurrent {:.2} us; \
-             cuCtxGetCurrent {:.3} us; enqueue only {:.2} us",
+             cuCtxGetCurrent {:.3} us; enqueue only {:.2} us; on the legacy stream {:.2} us",
             f[0] * 1e6,
             f[1] * 1e6,
             f[2] * 1e6,
-            f[3] * 1e6
+            f[3] * 1e6,
+            f[4] * 1e6
         ),
         Err(e) => println!("raw driver floor unavailable: {e}"),
     }
@@ -900,8 +966,9 @@ fn bench_cuda_latency() {
 
 /// The driver's own launch cost on this host, without ingot: a CUDA C kernel of the same shape
 /// (one pointer, one float) launched with bare `cuLaunchKernel` in the same loop. Returns
-/// [launch, launch with cuCtxSetCurrent before each, cuCtxGetCurrent alone, enqueue only].
-fn raw_driver_floor() -> Result<[f64; 4], String> {
+/// [launch, launch with cuCtxSetCurrent before each, cuCtxGetCurrent alone, enqueue only,
+/// launch on the legacy default stream].
+fn raw_driver_floor() -> Result<[f64; 5], String> {
     use cudarc::driver::result;
     use std::ffi::{c_void, CString};
     let e = |e: &dyn std::fmt::Debug| format!("{e:?}");
@@ -926,14 +993,17 @@ fn raw_driver_floor() -> Result<[f64; 4], String> {
         let buf = result::malloc_sync(128).map_err(|x| e(&x))?;
         let mut ptr = buf;
         let mut s = 1.0f32;
-        let mut launch = || {
-            let mut params = [
-                &mut ptr as *mut u64 as *mut c_void,
-                &mut s as *mut f32 as *mut c_void,
-            ];
-            result::launch_kernel(f, (1, 1, 1), (32, 1, 1), 0, stream, &mut params).unwrap();
+        let (pp, sp) = (
+            &mut ptr as *mut u64 as *mut c_void,
+            &mut s as *mut f32 as *mut c_void,
+        );
+        let launch_on = |st: cudarc::driver::sys::CUstream| {
+            let mut params = [pp, sp];
+            result::launch_kernel(f, (1, 1, 1), (32, 1, 1), 0, st, &mut params).unwrap();
         };
-        let sync = || result::stream::synchronize(stream).unwrap();
+        let mut launch = || launch_on(stream);
+        // The whole context, so that the legacy-stream variant below is waited for too.
+        let sync = || result::ctx::synchronize().unwrap();
         let best = |with_ctx: bool, launch: &mut dyn FnMut()| {
             let mut best = f64::MAX;
             for round in 0..6 {
@@ -954,6 +1024,8 @@ fn raw_driver_floor() -> Result<[f64; 4], String> {
         };
         let plain = best(false, &mut launch);
         let with_ctx = best(true, &mut launch);
+        let mut launch_legacy = || launch_on(std::ptr::null_mut());
+        let legacy = best(false, &mut launch_legacy);
         let t = std::time::Instant::now();
         for _ in 0..100_000 {
             std::hint::black_box(result::ctx::get_current().unwrap());
@@ -969,7 +1041,7 @@ fn raw_driver_floor() -> Result<[f64; 4], String> {
         let _ = result::free_sync(buf);
         let _ = result::stream::destroy(stream);
         let _ = result::module::unload(module);
-        Ok([plain, with_ctx, get, enqueue])
+        Ok([plain, with_ctx, get, enqueue, legacy])
     }
 }
 

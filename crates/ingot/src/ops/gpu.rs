@@ -367,9 +367,53 @@ fn check_device(op: &str, arrays: &[&Array]) -> Result<()> {
 
 // ---- copy, fill ------------------------------------------------------------------------------------
 
+/// The `TGeom` of `copy_transpose` and its threadgroup grid, when a collapsed strided copy of
+/// `shape` (strides `st`: source, destination; offsets `s_off`, `d_off`) is a transpose: two or
+/// three axes, the source unit-strided along one and the destination along another, both long
+/// enough to fill tiles.
+fn transpose_geom(
+    shape: &[usize],
+    st: &[Vec<isize>],
+    s_off: i64,
+    d_off: i64,
+) -> Option<(Vec<u8>, [u32; 3])> {
+    if !(2..=3).contains(&shape.len()) {
+        return None;
+    }
+    let unit = |v: &[isize]| v.iter().position(|&x| x.unsigned_abs() == 1);
+    let (r, c) = (unit(&st[0])?, unit(&st[1])?);
+    if r == c || shape[r] < 16 || shape[c] < 16 {
+        return None;
+    }
+    let (nb, sb, db) = (0..shape.len())
+        .find(|&a| a != r && a != c)
+        .map_or((1, 0, 0), |b| (shape[b], st[0][b], st[1][b]));
+    // CUDA's second and third grid axes hold at most 65535 groups.
+    let groups = [shape[c].div_ceil(32), shape[r].div_ceil(32), nb];
+    if groups[0] > u32::MAX as usize || groups[1] > 65535 || groups[2] > 65535 {
+        return None;
+    }
+    let mut g = Vec::with_capacity(80);
+    for v in [
+        shape[r] as i64,
+        shape[c] as i64,
+        s_off,
+        d_off,
+        st[0][r] as i64,
+        st[0][c] as i64,
+        sb as i64,
+        st[1][r] as i64,
+        st[1][c] as i64,
+        db as i64,
+    ] {
+        g.extend_from_slice(&v.to_ne_bytes());
+    }
+    Some((g, groups.map(|x| x as u32)))
+}
+
 fn copy_insts(device: Device, template: &str, s: DType, d: DType) -> Vec<Inst> {
     let templates: &[&str] = if bundle(device) {
-        &["copy_contig", "copy_fill", "copy_strided"]
+        &["copy_contig", "copy_fill", "copy_strided", "copy_transpose"]
     } else {
         std::slice::from_ref(&template)
     };
@@ -453,6 +497,20 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
             egeom(n, 0, vec),
             chunk_groups(device, n as u64 / (16 / d.size()) as u64),
         )
+    } else if let Some((g, groups)) = transpose_geom(&shape, &st, s_op.off, d_op.off) {
+        let k = kernel(
+            device,
+            Module::Copy,
+            KernelId::new("copy_transpose", "copy", &[s, d]),
+            || copy_insts(device, "copy_transpose", s, d),
+        )?;
+        let args = [
+            KernelArg::Array(s_op.view),
+            KernelArg::Array(d_op.view),
+            KernelArg::Bytes(g),
+        ];
+        let tile = Dispatch::groups(&groups).with_threadgroup(&[32, 8])?;
+        return k.launch(&args, &tile);
     } else {
         if shape.len() > MAX_DIMS {
             return split_outer(&[src, dst], &mut |p| copy_raw(&p[0], &p[1]));

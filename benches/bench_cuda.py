@@ -130,6 +130,9 @@ def main() -> int:
         ("sum f32 (all)", 4 * n, lambda: ig.sum(a), lambda: cp.sum(ca), lambda: torch.sum(th_a)),
         ("max f32 (all)", 4 * n, lambda: ig.max(a), lambda: cp.max(ca), lambda: torch.max(th_a)),
         ("argmax f32 (all)", 4 * n, lambda: ig.argmax(a), lambda: cp.argmax(ca), lambda: torch.argmax(th_a)),
+        # Not targets of the issue, reported so that slow paths show.
+        ("cumsum f32 (1-D)", 8 * n, lambda: ig.cumsum(a), lambda: cp.cumsum(ca),
+         lambda: torch.cumsum(th_a, 0)),
     ]
     for name, nbytes, f_ig, f_cp, f_th in cases:
         try:
@@ -156,6 +159,15 @@ def main() -> int:
         t_cp = timeit(lambda: cp.sum(cm, axis=axis), _sync_cupy) if cp else None
         t_th = timeit(lambda: torch.sum(tm, dim=axis), _sync_torch) if torch else None
         record(f"{name} {side}x{side}", nbytes, t_ig, t_cp, t_th)
+    # A transposed copy (not a target): the strided path read one element per 32-byte sector.
+    try:
+        t_ig = timeit(lambda: m.T.copy(), _sync_ingot)
+    except Exception as e:
+        print(f"transpose copy: ingot failed: {type(e).__name__}: {e}")
+        t_ig = None
+    t_cp = timeit(lambda: cm.T.copy(), _sync_cupy) if cp else None
+    t_th = timeit(lambda: tm.t().contiguous(), _sync_torch) if torch else None
+    record(f"transpose copy {side}x{side}", 8 * side * side, t_ig, t_cp, t_th)
     del m, cm, tm
 
     for size in ((2048, 4096) if args.quick else (4096, 8192)):

@@ -52,3 +52,91 @@ kernel void cumsum_pieces(device const T* x [[buffer(0)]], device T* y [[buffer(
     }
   }
 }
+
+// Long lines with unit strides, in tiles of SCAN_TILE elements (256 threads x SCAN_ITEMS):
+// pass 0 writes each tile's total to sums[line * tiles + tile] (tiles = ax.w); the host scans
+// the sums in place (a cumsum along their axis 1); pass 1 rescans each tile from its offset.
+// Loads and stores are coalesced (consecutive threads, consecutive elements) and go through
+// threadgroup memory so that each thread then scans SCAN_ITEMS consecutive elements; the cumsum
+// reads the input twice and writes once. Groups (tiles, lines) of 256 threads.
+constant constexpr uint SCAN_ITEMS = 8;
+constant constexpr uint SCAN_TILE = 256 * SCAN_ITEMS;
+
+// Padding of one slot per 32 so that both access patterns below avoid bank conflicts.
+inline uint scan_pad(uint i) { return i + i / 32u; }
+
+// The exclusive prefix of `v` over the 256 threads of the group, in thread order (`tot` has
+// 256 + 16 slots): 16 threads scan 16 values each, one thread scans the 16 segment totals.
+template <class T>
+inline T group_exclusive(T v, threadgroup T* tot, uint lid) {
+  tot[lid] = v;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lid < 16u) {
+    T acc = T(0);
+    for (uint j = 0; j < 16u; ++j) {
+      acc = ScanAdd<T>::f(acc, tot[lid * 16u + j]);
+      tot[lid * 16u + j] = acc;
+    }
+    tot[256u + lid] = acc;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lid == 0u) {
+    T acc = T(0);
+    for (uint j = 0; j < 16u; ++j) {
+      T t = tot[256u + j];
+      tot[256u + j] = acc;
+      acc = ScanAdd<T>::f(acc, t);
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  T r = tot[256u + lid / 16u];
+  if (lid % 16u != 0u) r = ScanAdd<T>::f(r, tot[lid - 1u]);
+  return r;
+}
+
+template <class T>
+[[max_total_threads_per_threadgroup(256)]] kernel void cumsum_tiles(
+    device const T* x [[buffer(0)]], device T* y [[buffer(1)]], device T* sums [[buffer(2)]],
+    constant Geom& g [[buffer(3)]], constant long4& ax [[buffer(4)]],
+    constant uint& pass [[buffer(5)]], uint2 grp [[threadgroup_position_in_grid]],
+    uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup T sh[SCAN_TILE + SCAN_TILE / 32u];
+  threadgroup T tot[256 + 16];
+  ulong len = ulong(ax.x), tiles = ulong(ax.w);
+  ulong line = ulong(grp.y), tile = ulong(grp.x);
+  long o[2];
+  geom_offsets<2>(g, line, o);
+  ulong base = tile * ulong(SCAN_TILE);
+  device const T* xl = x + (o[0] + long(base));
+  device T* yl = y + (o[1] + long(base));
+  ulong rem = len - base;
+  if (pass == 0u) {
+    T acc = T(0);
+    for (uint k = 0; k < SCAN_ITEMS; ++k) {
+      uint i = k * 256u + lid;
+      if (ulong(i) < rem) acc = ScanAdd<T>::f(acc, xl[i]);
+    }
+    T ex = group_exclusive<T>(acc, tot, lid);
+    if (lid == 255u) sums[line * tiles + tile] = ScanAdd<T>::f(ex, acc);
+    return;
+  }
+  for (uint k = 0; k < SCAN_ITEMS; ++k) {
+    uint i = k * 256u + lid;
+    sh[scan_pad(i)] = ulong(i) < rem ? xl[i] : T(0);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  T v[SCAN_ITEMS];
+  T acc = T(0);
+  for (uint j = 0; j < SCAN_ITEMS; ++j) {
+    acc = ScanAdd<T>::f(acc, sh[scan_pad(lid * SCAN_ITEMS + j)]);
+    v[j] = acc;
+  }
+  T prefix = group_exclusive<T>(acc, tot, lid);
+  if (tile > 0ul) prefix = ScanAdd<T>::f(sums[line * tiles + tile - 1ul], prefix);
+  for (uint j = 0; j < SCAN_ITEMS; ++j) sh[scan_pad(lid * SCAN_ITEMS + j)] = ScanAdd<T>::f(prefix, v[j]);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = 0; k < SCAN_ITEMS; ++k) {
+    uint i = k * 256u + lid;
+    if (ulong(i) < rem) yl[i] = sh[scan_pad(i)];
+  }
+}

@@ -714,12 +714,16 @@ fn cumsum_every_dtype_and_axis() {
         let x = random(&mut rng, &[9, 41], d, false);
         let xt = random(&mut rng, &[41, 9], d, false).t();
         let long = random(&mut rng, &[50000], d, false);
+        let lines = random(&mut rng, &[3, 20001], d, false);
+        let lines_t = random(&mut rng, &[9000, 2], d, false).t();
         for (name, a, axis) in [
             ("axis 0", &x, Some(0)),
             ("axis 1", &x, Some(1)),
             ("transposed axis 1", &xt, Some(1)),
             ("flattened", &xt, None),
             ("long", &long, Some(0)),
+            ("few long lines", &lines, Some(1)),
+            ("few long transposed lines", &lines_t, Some(1)),
         ] {
             let Some(want) = native(ops::cumsum(a, axis, None)) else {
                 return;
@@ -743,7 +747,7 @@ fn cumsum_every_dtype_and_axis() {
             };
             let n = a.size() as f64;
             // 16-bit running sums round at every step: a different order drifts further.
-            let rt = if matches!(d, DType::Float16 | DType::BFloat16) && name == "long" {
+            let rt = if matches!(d, DType::Float16 | DType::BFloat16) && name.contains("long") {
                 0.25
             } else {
                 tol(want.dtype()) * 8.0
@@ -756,6 +760,33 @@ fn cumsum_every_dtype_and_axis() {
                 n.sqrt() * 4.0,
             );
         }
+    }
+}
+
+/// A line long enough that its tile totals are themselves scanned in tiles (two levels).
+#[test]
+fn cumsum_two_level_tiles() {
+    setup();
+    note_cuda_skip();
+    let mut rng = Rng::new(8);
+    let n = 2048 * 4096 + 777;
+    for d in [DType::Int32, DType::Float64] {
+        let a = random(&mut rng, &[n], d, false);
+        let want = ops::cumsum(&a, Some(0), None).unwrap();
+        let got = match cuda() {
+            Some(dev) => ops::cumsum(&a.to_device(dev).unwrap(), Some(0), None)
+                .unwrap()
+                .to_device(Device::Cpu)
+                .unwrap(),
+            None => {
+                let r = ReduceOp::Sum.result_dtype(d).unwrap();
+                let src = a.astype(r).unwrap();
+                let out = Array::empty(&[n], r, Device::Cpu).unwrap();
+                gpu::cumsum(&src, 0, &out).unwrap();
+                out
+            }
+        };
+        assert_close(&format!("cumsum {d} two levels"), &got, &want, 1e-9, 1e4);
     }
 }
 

@@ -16,7 +16,7 @@ use crate::array::Array;
 use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernel::KernelArg;
+use crate::kernel::{Dispatch, KernelArg};
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
 
 /// The reduce ops that have kernels, with the result dtype each gives for an input dtype.
@@ -32,6 +32,9 @@ fn basic_result(name: &str, t: DType) -> DType {
         _ => t,
     }
 }
+
+/// Elements per threadgroup of `cumsum_tiles` (`SCAN_TILE` in `scan.metal`).
+const SCAN_TILE: usize = 2048;
 
 const TEMPLATES: [&str; 3] = ["reduce_rows", "reduce_lines", "reduce_cols"];
 
@@ -402,7 +405,7 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
                 };
                 let mut v = Vec::new();
                 for tt in ts {
-                    for tm in ["cumsum_lines", "cumsum_pieces"] {
+                    for tm in ["cumsum_lines", "cumsum_pieces", "cumsum_tiles"] {
                         v.push(Inst::new(tm, "cumsum", &[tt], ty(tt)));
                     }
                 }
@@ -421,7 +424,36 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         ];
         return launch(&k, &args, groups_for(device, lines as u64, 1));
     }
-    // Few long lines: pieces of at least 256 elements, about one thread per piece.
+    // Few long lines, unit strides (the last axis of the contiguous output): coalesced tiles.
+    if oo.strides[axis] == 1 {
+        if xo.strides[axis] != 1 {
+            return cumsum(&x.contiguous()?, axis, out);
+        }
+        if lines <= 65535 {
+            let tiles = len.div_ceil(SCAN_TILE);
+            let sums = Array::empty(&[lines, tiles], t, device)?;
+            let k = get("cumsum_tiles")?;
+            for pass in [0u32, 1] {
+                if pass == 1 {
+                    // Inclusive scan of each line's tile totals, in place.
+                    cumsum(&sums.clone(), 1, &sums)?;
+                }
+                let args = [
+                    KernelArg::Array(xo.view.clone()),
+                    KernelArg::Array(oo.view.clone()),
+                    KernelArg::Array(sums.clone()),
+                    KernelArg::Bytes(g.clone()),
+                    KernelArg::Bytes(ax(tiles)),
+                    KernelArg::Bytes(pass.to_ne_bytes().to_vec()),
+                ];
+                let d = Dispatch::groups(&[tiles as u32, lines as u32])
+                    .with_threadgroup(&[super::TG])?;
+                k.launch(&args, &d)?;
+            }
+            return Ok(());
+        }
+    }
+    // Few long strided lines: pieces of at least 256 elements, about one thread per piece.
     let pieces = (threads_wanted / lines).clamp(1, len.div_ceil(256));
     let sums = Array::empty(&[lines, pieces], t, device)?;
     let k = get("cumsum_pieces")?;

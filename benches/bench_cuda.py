@@ -168,7 +168,20 @@ def main() -> int:
     t_cp = timeit(lambda: cm.T.copy(), _sync_cupy) if cp else None
     t_th = timeit(lambda: tm.t().contiguous(), _sync_torch) if torch else None
     record(f"transpose copy {side}x{side}", 8 * side * side, t_ig, t_cp, t_th)
-    del m, cm, tm
+    # An elementwise op with a transposed operand (not a target).
+    m2_host = rng.random((side, side), dtype=np.float32) + 0.5
+    m2 = ig.asarray(m2_host)
+    cm2 = cp.asarray(m2_host) if cp else None
+    tm2 = torch.from_numpy(m2_host).cuda() if torch else None
+    try:
+        t_ig = timeit(lambda: m + m2.T, _sync_ingot)
+    except Exception as e:
+        print(f"add transposed: ingot failed: {type(e).__name__}: {e}")
+        t_ig = None
+    t_cp = timeit(lambda: cm + cm2.T, _sync_cupy) if cp else None
+    t_th = timeit(lambda: tm + tm2.t(), _sync_torch) if torch else None
+    record(f"add a + b.T {side}x{side}", 12 * side * side, t_ig, t_cp, t_th)
+    del m, cm, tm, m2, cm2, tm2
 
     for size in ((2048, 4096) if args.quick else (4096, 8192)):
         for dt_name in ("float32", "float16"):

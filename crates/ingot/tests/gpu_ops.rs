@@ -522,6 +522,88 @@ fn binary_every_op_dtype_layout_and_broadcast() {
     }
 }
 
+/// Elementwise ops on operands transposed relative to the output and large enough to be copied
+/// contiguous through the tiled transpose first (`untransposed`), next to contiguous, broadcast
+/// and aliasing operands.
+#[test]
+fn elementwise_on_large_transposed_operands() {
+    setup();
+    note_cuda_skip();
+    let mut rng = Rng::new(12);
+    for d in [DType::Float32, DType::Int16, DType::Float64] {
+        let a = random(&mut rng, &[300, 257], d, false);
+        let at = random(&mut rng, &[257, 300], d, false).t();
+        let bt = random(&mut rng, &[257, 300], d, false).t();
+        let col = random(&mut rng, &[300, 1], d, false);
+        for (name, x, y) in [
+            ("x.T", &at, &a),
+            ("y.T", &a, &at),
+            ("both", &at, &bt),
+            ("broadcast column", &col, &at),
+        ] {
+            for op in [BinaryOp::Add, BinaryOp::Multiply] {
+                let want = ops::binary(op, x, y).unwrap();
+                let got = gpu_binary(op, x, y);
+                assert_close(&format!("{op:?} {d} {name}"), &got, &want, 0.0, 0.0);
+            }
+        }
+        let want = ops::unary(UnaryOp::Negative, &at).unwrap();
+        assert_close(
+            &format!("negative {d} transposed"),
+            &gpu_unary(UnaryOp::Negative, &at),
+            &want,
+            0.0,
+            0.0,
+        );
+    }
+    let x = random(&mut rng, &[257, 300], DType::Float32, false).t();
+    let want = ops::unary(UnaryOp::Exp, &x).unwrap();
+    assert_close(
+        "exp transposed",
+        &gpu_unary(UnaryOp::Exp, &x),
+        &want,
+        tol(DType::Float32),
+        1.0,
+    );
+    // where with a transposed condition and values.
+    let c = random(&mut rng, &[257, 300], DType::Bool, false).t();
+    let (x, y) = (
+        random(&mut rng, &[300, 257], DType::Float32, false),
+        random(&mut rng, &[257, 300], DType::Float32, false).t(),
+    );
+    let want = ops::where_(&c, &x, &y).unwrap();
+    let got = match cuda() {
+        Some(dev) => ops::where_(
+            &c.to_device(dev).unwrap(),
+            &x.to_device(dev).unwrap(),
+            &y.to_device(dev).unwrap(),
+        )
+        .unwrap()
+        .to_device(Device::Cpu)
+        .unwrap(),
+        None => {
+            let out = Array::empty(want.shape(), DType::Float32, Device::Cpu).unwrap();
+            gpu::where_(&c, &x, &y, &out).unwrap();
+            out
+        }
+    };
+    assert_close("where transposed", &got, &want, 0.0, 0.0);
+    // In place with the output's own transpose: a += a.T on the device.
+    if let Some(dev) = cuda() {
+        let a = random(&mut rng, &[300, 300], DType::Float32, false);
+        let want = ops::binary(BinaryOp::Add, &a, &a.t()).unwrap();
+        let g = a.to_device(dev).unwrap();
+        ops::binary_into(BinaryOp::Add, &g, &g.t(), &g).unwrap();
+        assert_close(
+            "a += a.T",
+            &g.to_device(Device::Cpu).unwrap(),
+            &want,
+            0.0,
+            0.0,
+        );
+    }
+}
+
 #[test]
 fn where_every_dtype_with_broadcasting() {
     setup();

@@ -411,6 +411,29 @@ fn transpose_geom(
     Some((g, groups.map(|x| x as u32)))
 }
 
+/// A contiguous copy of the elementwise operand `a` (of `out`'s shape) when it is a transposed
+/// view relative to `out` (unit-strided along another axis than `out`): the strided kernels
+/// would read one element per 32-byte sector, the tiled transpose copy followed by the
+/// contiguous kernel moves more bytes in much less time. Broadcast operands and small arrays
+/// (where the extra launch costs more than it saves) are left as they are.
+fn untransposed(a: &Array, out: &Array) -> Result<Option<Array>> {
+    const MIN_ELEMENTS: usize = 1 << 16;
+    if a.size() < MIN_ELEMENTS || a.ndim() < 2 || a.is_contiguous() || a.shape() != out.shape() {
+        return Ok(None);
+    }
+    let strides = [
+        a.layout().strides().to_vec(),
+        out.layout().strides().to_vec(),
+    ];
+    let (shape, st) = collapse(out.shape(), &strides);
+    if st[0].contains(&0) || transpose_geom(&shape, &st, 0, 0).is_none() {
+        return Ok(None);
+    }
+    let c = Array::empty(a.shape(), a.dtype(), a.device())?;
+    copy_raw(a, &c)?;
+    Ok(Some(c))
+}
+
 fn copy_insts(device: Device, template: &str, s: DType, d: DType) -> Vec<Inst> {
     let templates: &[&str] = if bundle(device) {
         &["copy_contig", "copy_fill", "copy_strided", "copy_transpose"]
@@ -666,6 +689,9 @@ pub fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
+    if let Some(xc) = untransposed(x, out)? {
+        return unary(op, &xc, out);
+    }
     let device = out.device();
     let xo = operand(x)?;
     let (template, g, groups) = match classify(&[&xo], &[x], out) {
@@ -759,6 +785,11 @@ pub fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
+    let (xc, yc) = (untransposed(x, out)?, untransposed(y, out)?);
+    if xc.is_some() || yc.is_some() {
+        let (x, y) = (xc.as_ref().unwrap_or(x), yc.as_ref().unwrap_or(y));
+        return binary(op, x, y, out);
+    }
     let device = out.device();
     let (xo, yo) = (operand(x)?, operand(y)?);
     let (template, g, groups) = match classify(&[&xo, &yo], &[x, y], out) {
@@ -814,6 +845,20 @@ pub fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
     let n = out.size();
     if n == 0 {
         return Ok(());
+    }
+    let cxy = [
+        untransposed(c, out)?,
+        untransposed(x, out)?,
+        untransposed(y, out)?,
+    ];
+    if cxy.iter().any(Option::is_some) {
+        let [cc, xc, yc] = &cxy;
+        let (c, x, y) = (
+            cc.as_ref().unwrap_or(c),
+            xc.as_ref().unwrap_or(x),
+            yc.as_ref().unwrap_or(y),
+        );
+        return where_(c, x, y, out);
     }
     let device = out.device();
     let (co, xo, yo) = (operand(c)?, operand(x)?, operand(y)?);

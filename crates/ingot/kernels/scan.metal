@@ -53,14 +53,17 @@ kernel void cumsum_pieces(device const T* x [[buffer(0)]], device T* y [[buffer(
   }
 }
 
-// Long lines with unit strides, in tiles of SCAN_TILE elements (256 threads x SCAN_ITEMS):
+// Long lines with unit strides, in tiles of 256 threads x ScanItems<T>::n elements:
 // pass 0 writes each tile's total to sums[line * tiles + tile] (tiles = ax.w); the host scans
 // the sums in place (a cumsum along their axis 1); pass 1 rescans each tile from its offset.
 // Loads and stores are coalesced (consecutive threads, consecutive elements) and go through
-// threadgroup memory so that each thread then scans SCAN_ITEMS consecutive elements; the cumsum
+// threadgroup memory so that each thread then scans its consecutive elements; the cumsum
 // reads the input twice and writes once. Groups (tiles, lines) of 256 threads.
-constant constexpr uint SCAN_ITEMS = 8;
-constant constexpr uint SCAN_TILE = 256 * SCAN_ITEMS;
+// Elements per thread: 16 for types of up to 4 bytes, 8 for wider ones (the tile stays within
+// 17 KB of threadgroup memory either way; Metal allows 32 KB).
+template <class T> struct ScanItems {
+  enum { n = sizeof(T) <= 4 ? 16 : 8, tile = 256 * n };
+};
 
 // Padding of one slot per 32 so that both access patterns below avoid bank conflicts.
 inline uint scan_pad(uint i) { return i + i / 32u; }
@@ -100,19 +103,20 @@ template <class T>
     constant Geom& g [[buffer(3)]], constant long4& ax [[buffer(4)]],
     constant uint& pass [[buffer(5)]], uint2 grp [[threadgroup_position_in_grid]],
     uint lid [[thread_index_in_threadgroup]]) {
-  threadgroup T sh[SCAN_TILE + SCAN_TILE / 32u];
+  const uint ITEMS = ScanItems<T>::n, TILE = ScanItems<T>::tile;
+  threadgroup T sh[ScanItems<T>::tile + ScanItems<T>::tile / 32];
   threadgroup T tot[256 + 16];
   ulong len = ulong(ax.x), tiles = ulong(ax.w);
   ulong line = ulong(grp.y), tile = ulong(grp.x);
   long o[2];
   geom_offsets<2>(g, line, o);
-  ulong base = tile * ulong(SCAN_TILE);
+  ulong base = tile * ulong(TILE);
   device const T* xl = x + (o[0] + long(base));
   device T* yl = y + (o[1] + long(base));
   ulong rem = len - base;
   if (pass == 0u) {
     T acc = T(0);
-    for (uint k = 0; k < SCAN_ITEMS; ++k) {
+    for (uint k = 0; k < ITEMS; ++k) {
       uint i = k * 256u + lid;
       if (ulong(i) < rem) acc = ScanAdd<T>::f(acc, xl[i]);
     }
@@ -120,22 +124,22 @@ template <class T>
     if (lid == 255u) sums[line * tiles + tile] = ScanAdd<T>::f(ex, acc);
     return;
   }
-  for (uint k = 0; k < SCAN_ITEMS; ++k) {
+  for (uint k = 0; k < ITEMS; ++k) {
     uint i = k * 256u + lid;
     sh[scan_pad(i)] = ulong(i) < rem ? xl[i] : T(0);
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  T v[SCAN_ITEMS];
+  T v[ITEMS];
   T acc = T(0);
-  for (uint j = 0; j < SCAN_ITEMS; ++j) {
-    acc = ScanAdd<T>::f(acc, sh[scan_pad(lid * SCAN_ITEMS + j)]);
+  for (uint j = 0; j < ITEMS; ++j) {
+    acc = ScanAdd<T>::f(acc, sh[scan_pad(lid * ITEMS + j)]);
     v[j] = acc;
   }
   T prefix = group_exclusive<T>(acc, tot, lid);
   if (tile > 0ul) prefix = ScanAdd<T>::f(sums[line * tiles + tile - 1ul], prefix);
-  for (uint j = 0; j < SCAN_ITEMS; ++j) sh[scan_pad(lid * SCAN_ITEMS + j)] = ScanAdd<T>::f(prefix, v[j]);
+  for (uint j = 0; j < ITEMS; ++j) sh[scan_pad(lid * ITEMS + j)] = ScanAdd<T>::f(prefix, v[j]);
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint k = 0; k < SCAN_ITEMS; ++k) {
+  for (uint k = 0; k < ITEMS; ++k) {
     uint i = k * 256u + lid;
     if (ulong(i) < rem) yl[i] = sh[scan_pad(i)];
   }

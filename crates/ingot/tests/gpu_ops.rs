@@ -851,7 +851,7 @@ fn cumsum_two_level_tiles() {
     setup();
     note_cuda_skip();
     let mut rng = Rng::new(8);
-    let n = 2048 * 4096 + 777;
+    let n = 4096 * 4096 + 777;
     for d in [DType::Int32, DType::Float64] {
         let a = random(&mut rng, &[n], d, false);
         let want = ops::cumsum(&a, Some(0), None).unwrap();

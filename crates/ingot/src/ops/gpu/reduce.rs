@@ -33,8 +33,11 @@ fn basic_result(name: &str, t: DType) -> DType {
     }
 }
 
-/// Elements per threadgroup of `cumsum_tiles` (`SCAN_TILE` in `scan.metal`).
-const SCAN_TILE: usize = 2048;
+/// Elements per threadgroup of `cumsum_tiles` for elements of `size` bytes (`ScanItems` in
+/// `scan.metal`).
+fn scan_tile(size: usize) -> usize {
+    256 * if size <= 4 { 16 } else { 8 }
+}
 
 const TEMPLATES: [&str; 3] = ["reduce_rows", "reduce_lines", "reduce_cols"];
 
@@ -430,7 +433,7 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
             return cumsum(&x.contiguous()?, axis, out);
         }
         if lines <= 65535 {
-            let tiles = len.div_ceil(SCAN_TILE);
+            let tiles = len.div_ceil(scan_tile(t.size()));
             let sums = Array::empty(&[lines, tiles], t, device)?;
             let k = get("cumsum_tiles")?;
             for pass in [0u32, 1] {

@@ -262,6 +262,20 @@ fn transposed_copies_through_tiles() {
                     .unwrap()
                     .t(),
             ),
+            // Full 64x64 tiles: element pairs per access (even strides and starts)...
+            ("full tiles", random(&mut rng, &[150, 130], from, true).t()),
+            // ...and one element at a time (odd stride; odd start).
+            (
+                "full tiles, odd stride",
+                random(&mut rng, &[150, 131], from, true).t(),
+            ),
+            (
+                "full tiles, odd start",
+                random(&mut rng, &[151, 130], from, true)
+                    .index(&[s(Some(1), None, None)])
+                    .unwrap()
+                    .t(),
+            ),
         ];
         for (name, v) in cases {
             let want = v.astype(to).unwrap();

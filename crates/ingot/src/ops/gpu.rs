@@ -269,9 +269,22 @@ pub(crate) fn operand(a: &Array) -> Result<Operand> {
     })
 }
 
+/// The address of the array's first element (0 when the memory has no address here). Arrays
+/// imported through DLPack start wherever the producer's tensor starts, so alignment is a
+/// property of the address, not of the offset in the buffer.
+pub(crate) fn first_address(a: &Array) -> usize {
+    let b = a.buffer();
+    let base = b
+        .device_ptr()
+        .map(|p| p as usize)
+        .or_else(|| b.host_ptr().map(|p| p as usize))
+        .unwrap_or(0);
+    base + a.layout().offset() * a.dtype().size()
+}
+
 /// True when the array's first element is 16-byte aligned in memory (pack loads allowed).
 pub(crate) fn aligned(a: &Array) -> bool {
-    (a.layout().offset() * a.dtype().size()).is_multiple_of(16)
+    first_address(a).is_multiple_of(16)
 }
 
 /// Drops axes of length 1 and merges axes that are contiguous with their inner neighbour in
@@ -368,14 +381,16 @@ fn check_device(op: &str, arrays: &[&Array]) -> Result<()> {
 // ---- copy, fill ------------------------------------------------------------------------------------
 
 /// The `TGeom` of `copy_transpose` and its threadgroup grid, when a collapsed strided copy of
-/// `shape` (strides `st`: source, destination; offsets `s_off`, `d_off`) is a transpose: two or
-/// three axes, the source unit-strided along one and the destination along another, both long
-/// enough to fill tiles.
+/// `shape` (strides `st`: source, destination; element offsets `off` in the bound views) into
+/// elements of `d_size` bytes is a transpose: two or three axes, the source unit-strided along
+/// one and the destination along another, both long enough to fill tiles. `even_starts`: both
+/// arrays' first elements are aligned to two elements in memory (for pair accesses).
 fn transpose_geom(
     shape: &[usize],
     st: &[Vec<isize>],
-    s_off: i64,
-    d_off: i64,
+    off: (i64, i64),
+    d_size: usize,
+    even_starts: bool,
 ) -> Option<(Vec<u8>, [u32; 3])> {
     if !(2..=3).contains(&shape.len()) {
         return None;
@@ -388,23 +403,30 @@ fn transpose_geom(
     let (nb, sb, db) = (0..shape.len())
         .find(|&a| a != r && a != c)
         .map_or((1, 0, 0), |b| (shape[b], st[0][b], st[1][b]));
+    // The tile edge of `TTile` in copy.metal.
+    let n = if d_size <= 4 { 64 } else { 32 };
     // CUDA's second and third grid axes hold at most 65535 groups.
-    let groups = [shape[c].div_ceil(32), shape[r].div_ceil(32), nb];
+    let groups = [shape[c].div_ceil(n), shape[r].div_ceil(n), nb];
     if groups[0] > u32::MAX as usize || groups[1] > 65535 || groups[2] > 65535 {
         return None;
     }
-    let mut g = Vec::with_capacity(80);
+    let vec = even_starts
+        && st[0][r] == 1
+        && st[1][c] == 1
+        && [st[0][c], sb, st[1][r], db].iter().all(|s| s % 2 == 0);
+    let mut g = Vec::with_capacity(88);
     for v in [
         shape[r] as i64,
         shape[c] as i64,
-        s_off,
-        d_off,
+        off.0,
+        off.1,
         st[0][r] as i64,
         st[0][c] as i64,
         sb as i64,
         st[1][r] as i64,
         st[1][c] as i64,
         db as i64,
+        vec as i64,
     ] {
         g.extend_from_slice(&v.to_ne_bytes());
     }
@@ -426,7 +448,8 @@ fn untransposed(a: &Array, out: &Array) -> Result<Option<Array>> {
         out.layout().strides().to_vec(),
     ];
     let (shape, st) = collapse(out.shape(), &strides);
-    if st[0].contains(&0) || transpose_geom(&shape, &st, 0, 0).is_none() {
+    if st[0].contains(&0) || transpose_geom(&shape, &st, (0, 0), a.dtype().size(), false).is_none()
+    {
         return Ok(None);
     }
     let c = Array::empty(a.shape(), a.dtype(), a.device())?;
@@ -520,7 +543,14 @@ fn copy_raw(src: &Array, dst: &Array) -> Result<()> {
             egeom(n, 0, vec),
             chunk_groups(device, n as u64 / (16 / d.size()) as u64),
         )
-    } else if let Some((g, groups)) = transpose_geom(&shape, &st, s_op.off, d_op.off) {
+    } else if let Some((g, groups)) = transpose_geom(
+        &shape,
+        &st,
+        (s_op.off, d_op.off),
+        d.size(),
+        first_address(src).is_multiple_of(2 * s.size())
+            && first_address(dst).is_multiple_of(2 * d.size()),
+    ) {
         let k = kernel(
             device,
             Module::Copy,

@@ -109,6 +109,54 @@ mod tests {
         assert_eq!(f, vec![1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
     }
 
+    /// f64 -> f16/bf16 rounds once, to nearest even, as NumPy: checked against the neighbours
+    /// of each result (exact in f64), on values near the midpoints between 16-bit floats.
+    #[test]
+    fn f64_to_16_bit_floats_round_once() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut vals = vec![
+            0.579833974099027927,
+            3.83886715541266721,
+            -1.30908209078623727,
+        ];
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // A 16-bit float midpoint nudged by up to a few f32 units: the double-rounding zone.
+            let bits = (x % 0x7bff) as u16;
+            let h = f16::from_bits(bits).to_f64();
+            let next = f16::from_bits(bits + 1).to_f64();
+            let nudge = ((x >> 20) % 9) as f64 - 4.0;
+            let mid = (h + next) / 2.0;
+            let v = mid + nudge * mid * f32::EPSILON as f64 / 8.0;
+            vals.push(if x >> 63 == 1 { -v } else { v });
+        }
+        let a = Array::from_vec(vals.clone(), &[vals.len()], Device::Cpu).unwrap();
+        let h = a.astype(DType::Float16).unwrap().to_vec::<f16>().unwrap();
+        let b = a.astype(DType::BFloat16).unwrap().to_vec::<bf16>().unwrap();
+        for (i, &v) in vals.iter().enumerate() {
+            let nearest = |got: f64, up: f64, down: f64, even: bool| {
+                let (e, eu, ed) = ((v - got).abs(), (v - up).abs(), (v - down).abs());
+                e < eu.min(ed) || (e == eu.min(ed) && even)
+            };
+            let hb = h[i].to_bits();
+            let (u, d) = (f16::from_bits(hb + 1), f16::from_bits(hb.wrapping_sub(1)));
+            assert!(
+                h[i].is_infinite() || nearest(h[i].to_f64(), u.to_f64(), d.to_f64(), hb & 1 == 0),
+                "f16 of {v:e}: got {}",
+                h[i]
+            );
+            let bb = b[i].to_bits();
+            let (u, d) = (bf16::from_bits(bb + 1), bf16::from_bits(bb.wrapping_sub(1)));
+            assert!(
+                nearest(b[i].to_f64(), u.to_f64(), d.to_f64(), bb & 1 == 0),
+                "bf16 of {v:e}: got {}",
+                b[i]
+            );
+        }
+    }
+
     #[test]
     fn strided_broadcast_and_negative_views() {
         let a = Array::from_vec((0..12).collect::<Vec<i32>>(), &[3, 4], Device::Cpu).unwrap();

@@ -295,15 +295,15 @@ macro_rules! half_elem {
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                <$t>::from_f64(v)
+                <$t>::from_f32(crate::dtype::f64_to_f32_odd(v))
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
-                <$t>::from_f64(v as f64)
+                Self::from_f64(v as f64)
             }
             #[inline(always)]
             fn from_u64(v: u64) -> Self {
-                <$t>::from_f64(v as f64)
+                Self::from_f64(v as f64)
             }
             #[inline(always)]
             fn from_bool(v: bool) -> Self {

@@ -252,7 +252,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         )
     };
     if m == 1 && k > 8192 {
-        let vec = kst == 1 && (x.layout().offset() * t.size()).is_multiple_of(16);
+        let vec = kst == 1 && super::aligned(x);
         let groups = groups_for(device, k as u64, 16);
         let partial = Array::empty(&[groups as usize * 16], DType::UInt8, device)?;
         let g = rgeom(1, k, kst, xo.off, vec, groups as usize, &[], &[]);
@@ -281,9 +281,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
     }
     // Pack loads in reduce_rows: contiguous rows whose starts are all 16-byte aligned.
     let es = t.size() as isize;
-    let row_vec = kst == 1
-        && (x.layout().offset() * t.size()).is_multiple_of(16)
-        && ost.iter().all(|&s| (s * es) % 16 == 0);
+    let row_vec = kst == 1 && super::aligned(x) && ost.iter().all(|&s| (s * es) % 16 == 0);
     let g = rgeom(m, k, kst, xo.off, row_vec, 0, &oshape, &ost);
     let cols = oshape.len() == 1 && ost[0] == 1 && kst != 1 && m >= 32;
     let (tmpl, groups) = if kst == 1 && k <= 64 && m > 1 {
@@ -298,7 +296,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         let pack = 16 / es;
         let vec = es >= 4
             && m.is_multiple_of(pack)
-            && (x.layout().offset() * es).is_multiple_of(16)
+            && super::aligned(x)
             && (kst.unsigned_abs() * es).is_multiple_of(16);
         let per = if vec { pack } else { 1 };
         let col_groups = m.div_ceil(32 * per);

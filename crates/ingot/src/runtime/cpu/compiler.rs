@@ -51,7 +51,7 @@ fn version_of(path: &Path, prefix: &[String]) -> Option<String> {
         format!("{} {} {} {:?}", path.display(), m.len(), t, prefix)
     });
     let memo = stamp.as_ref().map(|s| {
-        let dir = super::cache::root().join("cpu");
+        let dir = crate::cache::root().join("cpu");
         let file = dir.join(format!(
             "compiler-{}.txt",
             &blake3::hash(s.as_bytes()).to_hex().as_str()[..16]

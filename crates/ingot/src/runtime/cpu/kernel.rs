@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::{cache, compiler};
+use super::compiler;
+use crate::cache;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::kernel::{
@@ -273,7 +274,7 @@ impl CpuKernelBackend {
             LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
             return Ok(so);
         }
-        let dir = cache::cpu_dir()?;
+        let dir = cache::dir("cpu")?;
         let path = dir.join(format!("{key}.so"));
         let mut outcome = CacheOutcome::Disk;
         let so = match path.is_file().then(|| open(&path, key)) {

@@ -1,6 +1,5 @@
 //! The CPU runtime: host memory, and (in `kernel`) MSL kernels compiled by the system C++ compiler.
 
-pub(crate) mod cache;
 pub(crate) mod compiler;
 pub mod kernel;
 mod memory;

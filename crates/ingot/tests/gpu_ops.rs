@@ -812,6 +812,7 @@ fn cumsum_every_dtype_and_axis() {
         let long = random(&mut rng, &[50000], d, false);
         let lines = random(&mut rng, &[3, 20001], d, false);
         let lines_t = random(&mut rng, &[9000, 2], d, false).t();
+        let columns = random(&mut rng, &[9000, 3], d, false);
         for (name, a, axis) in [
             ("axis 0", &x, Some(0)),
             ("axis 1", &x, Some(1)),
@@ -820,6 +821,7 @@ fn cumsum_every_dtype_and_axis() {
             ("long", &long, Some(0)),
             ("few long lines", &lines, Some(1)),
             ("few long transposed lines", &lines_t, Some(1)),
+            ("few long strided lines", &columns, Some(0)),
         ] {
             let Some(want) = native(ops::cumsum(a, axis, None)) else {
                 return;

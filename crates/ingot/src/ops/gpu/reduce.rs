@@ -425,54 +425,43 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         ];
         return launch(&k, &args, groups_for(device, lines as u64, 1));
     }
-    // Few long lines, unit strides (the last axis of the contiguous output): coalesced tiles.
+    // Few long lines, in three passes: each line is cut into `parts` parts; pass 0 writes each
+    // part's total to `sums`, the totals are scanned in place, pass 1 rescans each part from
+    // the previous part's inclusive total.
+    let three_passes = |template: &'static str, parts: usize, d: Dispatch| -> Result<()> {
+        let sums = Array::empty(&[lines, parts], t, device)?;
+        let k = get(template)?;
+        for pass in [0u32, 1] {
+            if pass == 1 {
+                cumsum(&sums.clone(), 1, &sums)?;
+            }
+            let args = [
+                KernelArg::Array(xo.view.clone()),
+                KernelArg::Array(oo.view.clone()),
+                KernelArg::Array(sums.clone()),
+                KernelArg::Bytes(g.clone()),
+                KernelArg::Bytes(ax(parts)),
+                KernelArg::Bytes(pass.to_ne_bytes().to_vec()),
+            ];
+            k.launch(&args, &d)?;
+        }
+        Ok(())
+    };
+    // Unit strides (the last axis of the contiguous output): coalesced tiles, one group each.
     if oo.strides[axis] == 1 {
         if xo.strides[axis] != 1 {
             return cumsum(&x.contiguous()?, axis, out);
         }
         if lines <= 65535 {
             let tiles = len.div_ceil(scan_tile(t.size()));
-            let sums = Array::empty(&[lines, tiles], t, device)?;
-            let k = get("cumsum_tiles")?;
-            for pass in [0u32, 1] {
-                if pass == 1 {
-                    // Inclusive scan of each line's tile totals, in place.
-                    cumsum(&sums.clone(), 1, &sums)?;
-                }
-                let args = [
-                    KernelArg::Array(xo.view.clone()),
-                    KernelArg::Array(oo.view.clone()),
-                    KernelArg::Array(sums.clone()),
-                    KernelArg::Bytes(g.clone()),
-                    KernelArg::Bytes(ax(tiles)),
-                    KernelArg::Bytes(pass.to_ne_bytes().to_vec()),
-                ];
-                let d = Dispatch::groups(&[tiles as u32, lines as u32])
-                    .with_threadgroup(&[super::TG])?;
-                k.launch(&args, &d)?;
-            }
-            return Ok(());
+            let d =
+                Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[super::TG])?;
+            return three_passes("cumsum_tiles", tiles, d);
         }
     }
-    // Few long strided lines: pieces of at least 256 elements, about one thread per piece.
+    // Strided lines: pieces of at least 256 elements, about one thread per piece.
     let pieces = (threads_wanted / lines).clamp(1, len.div_ceil(256));
-    let sums = Array::empty(&[lines, pieces], t, device)?;
-    let k = get("cumsum_pieces")?;
-    let items = (lines * pieces) as u64;
-    for pass in [0u32, 1] {
-        if pass == 1 {
-            // Inclusive scan of each line's piece totals, in place.
-            cumsum(&sums.clone(), 1, &sums)?;
-        }
-        let args = [
-            KernelArg::Array(xo.view.clone()),
-            KernelArg::Array(oo.view.clone()),
-            KernelArg::Array(sums.clone()),
-            KernelArg::Bytes(g.clone()),
-            KernelArg::Bytes(ax(pieces)),
-            KernelArg::Bytes(pass.to_ne_bytes().to_vec()),
-        ];
-        launch(&k, &args, groups_for(device, items, 1))?;
-    }
-    Ok(())
+    let groups = groups_for(device, (lines * pieces) as u64, 1);
+    let d = Dispatch::groups(&[groups]).with_threadgroup(&[super::TG])?;
+    three_passes("cumsum_pieces", pieces, d)
 }

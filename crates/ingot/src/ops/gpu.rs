@@ -436,8 +436,9 @@ fn transpose_geom(
 /// A contiguous copy of the elementwise operand `a` (of `out`'s shape) when it is a transposed
 /// view relative to `out` (unit-strided along another axis than `out`): the strided kernels
 /// would read one element per 32-byte sector, the tiled transpose copy followed by the
-/// contiguous kernel moves more bytes in much less time. Broadcast operands and small arrays
-/// (where the extra launch costs more than it saves) are left as they are.
+/// contiguous kernel moves more bytes in much less time. Broadcast operands, small arrays
+/// (where the extra launch costs more than it saves) and copies that do not fit in memory are
+/// left as they are.
 fn untransposed(a: &Array, out: &Array) -> Result<Option<Array>> {
     const MIN_ELEMENTS: usize = 1 << 16;
     if a.size() < MIN_ELEMENTS || a.ndim() < 2 || a.is_contiguous() || a.shape() != out.shape() {
@@ -452,7 +453,12 @@ fn untransposed(a: &Array, out: &Array) -> Result<Option<Array>> {
     {
         return Ok(None);
     }
-    let c = Array::empty(a.shape(), a.dtype(), a.device())?;
+    // Without room for the copy the strided kernel still gives the result, only slower.
+    let c = match Array::empty(a.shape(), a.dtype(), a.device()) {
+        Ok(c) => c,
+        Err(Error::OutOfMemory { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     copy_raw(a, &c)?;
     Ok(Some(c))
 }

@@ -441,7 +441,12 @@ fn transpose_geom(
 /// left as they are.
 fn untransposed(a: &Array, out: &Array) -> Result<Option<Array>> {
     const MIN_ELEMENTS: usize = 1 << 16;
-    if a.size() < MIN_ELEMENTS || a.ndim() < 2 || a.is_contiguous() || a.shape() != out.shape() {
+    if a.size() < MIN_ELEMENTS
+        || a.ndim() < 2
+        || a.is_contiguous()
+        || !out.is_contiguous()
+        || a.shape() != out.shape()
+    {
         return Ok(None);
     }
     let strides = [

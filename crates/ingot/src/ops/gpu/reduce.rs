@@ -448,16 +448,13 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         Ok(())
     };
     // Unit strides (the last axis of the contiguous output): coalesced tiles, one group each.
-    if oo.strides[axis] == 1 {
+    if oo.strides[axis] == 1 && lines <= 65535 {
         if xo.strides[axis] != 1 {
             return cumsum(&x.contiguous()?, axis, out);
         }
-        if lines <= 65535 {
-            let tiles = len.div_ceil(scan_tile(t.size()));
-            let d =
-                Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[super::TG])?;
-            return three_passes("cumsum_tiles", tiles, d);
-        }
+        let tiles = len.div_ceil(scan_tile(t.size()));
+        let d = Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[super::TG])?;
+        return three_passes("cumsum_tiles", tiles, d);
     }
     // Strided lines: pieces of at least 256 elements, about one thread per piece.
     let pieces = (threads_wanted / lines).clamp(1, len.div_ceil(256));

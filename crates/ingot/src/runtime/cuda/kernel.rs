@@ -76,7 +76,10 @@ pub struct CudaFunction {
     func: sys::CUfunction,
     name: String,
     max_threads: u32,
+    /// The function's dynamic shared memory limit as last raised (read without the lock on the
+    /// launch path; raised under `raise_smem`).
     dynamic_smem_limit: AtomicU32,
+    raise_smem: Mutex<()>,
     /// `sizeof` of each ABI slot's type from the reflection (MSL layout; 0 when unknown).
     sizes: Option<Vec<u32>>,
 }
@@ -236,6 +239,7 @@ impl CompiledLibrary for CudaLibrary {
             name: name.to_string(),
             max_threads,
             dynamic_smem_limit: AtomicU32::new(48 * 1024),
+            raise_smem: Mutex::new(()),
             sizes,
         });
         self.functions
@@ -457,8 +461,13 @@ impl CompiledFunction for CudaFunction {
 
 impl CudaFunction {
     fn ensure_smem_limit(&self, bytes: u32) -> Result<()> {
-        // Raising the limit twice from two threads is harmless; the common case is one load.
-        if bytes <= self.dynamic_smem_limit.load(Ordering::Relaxed) {
+        if bytes <= self.dynamic_smem_limit.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // Raised under a lock: two threads raising to different sizes must not leave the
+        // attribute below the recorded limit.
+        let _raising = self.raise_smem.lock().unwrap_or_else(|p| p.into_inner());
+        if bytes <= self.dynamic_smem_limit.load(Ordering::Acquire) {
             return Ok(());
         }
         // SAFETY: raising a function attribute of a loaded function.
@@ -475,7 +484,7 @@ impl CudaFunction {
                 ),
             )?;
         }
-        self.dynamic_smem_limit.fetch_max(bytes, Ordering::Relaxed);
+        self.dynamic_smem_limit.store(bytes, Ordering::Release);
         Ok(())
     }
 }

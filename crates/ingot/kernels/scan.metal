@@ -54,11 +54,13 @@ kernel void cumsum_pieces(device const T* x [[buffer(0)]], device T* y [[buffer(
 }
 
 // Long lines with unit strides, in tiles of 256 threads x ScanItems<T>::n elements:
-// pass 0 writes each tile's total to sums[line * tiles + tile] (tiles = ax.w); the host scans
-// the sums in place (a cumsum along their axis 1); pass 1 rescans each tile from its offset.
-// Loads and stores are coalesced (consecutive threads, consecutive elements) and go through
-// threadgroup memory so that each thread then scans its consecutive elements; the cumsum
-// reads the input twice and writes once. Groups (tiles, lines) of 256 threads.
+// cumsum_tile_sums writes each tile's total to sums[line * tiles + tile] (tiles = ax.w); the
+// host scans the sums in place (a cumsum along their axis 1); cumsum_tiles rescans each tile
+// from its offset. Loads and stores are coalesced (consecutive threads, consecutive elements)
+// and go through threadgroup memory so that each thread then scans its consecutive elements;
+// the cumsum reads the input twice and writes once. Two kernels rather than one with a pass
+// argument: the totals pass then keeps few registers and runs at full occupancy (measured:
+// benches/experiments/cuda_scan.py). Groups (tiles, lines) of 256 threads.
 // Elements per thread: 16 for types of up to 4 bytes, 8 for wider ones (the tile stays within
 // 17 KB of threadgroup memory either way; Metal allows 32 KB).
 template <class T> struct ScanItems {
@@ -98,11 +100,33 @@ inline T group_exclusive(T v, threadgroup T* tot, uint lid) {
 }
 
 template <class T>
-[[max_total_threads_per_threadgroup(256)]] kernel void cumsum_tiles(
-    device const T* x [[buffer(0)]], device T* y [[buffer(1)]], device T* sums [[buffer(2)]],
-    constant Geom& g [[buffer(3)]], constant long4& ax [[buffer(4)]],
-    constant uint& pass [[buffer(5)]], uint2 grp [[threadgroup_position_in_grid]],
+[[max_total_threads_per_threadgroup(256)]] kernel void cumsum_tile_sums(
+    device const T* x [[buffer(0)]], device T* sums [[buffer(1)]], constant Geom& g [[buffer(2)]],
+    constant long4& ax [[buffer(3)]], uint2 grp [[threadgroup_position_in_grid]],
     uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup T tot[256 + 16];
+  const uint ITEMS = ScanItems<T>::n, TILE = ScanItems<T>::tile;
+  ulong len = ulong(ax.x), tiles = ulong(ax.w);
+  ulong line = ulong(grp.y), tile = ulong(grp.x);
+  long o[2];
+  geom_offsets<2>(g, line, o);
+  ulong base = tile * ulong(TILE);
+  device const T* xl = x + (o[0] + long(base));
+  ulong rem = len - base;
+  T acc = T(0);
+  for (uint k = 0; k < ITEMS; ++k) {
+    uint i = k * 256u + lid;
+    if (ulong(i) < rem) acc = ScanAdd<T>::f(acc, xl[i]);
+  }
+  T ex = group_exclusive<T>(acc, tot, lid);
+  if (lid == 255u) sums[line * tiles + tile] = ScanAdd<T>::f(ex, acc);
+}
+
+template <class T>
+[[max_total_threads_per_threadgroup(256)]] kernel void cumsum_tiles(
+    device const T* x [[buffer(0)]], device T* y [[buffer(1)]], device const T* sums [[buffer(2)]],
+    constant Geom& g [[buffer(3)]], constant long4& ax [[buffer(4)]],
+    uint2 grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
   const uint ITEMS = ScanItems<T>::n, TILE = ScanItems<T>::tile;
   threadgroup T sh[ScanItems<T>::tile + ScanItems<T>::tile / 32];
   threadgroup T tot[256 + 16];
@@ -114,22 +138,12 @@ template <class T>
   device const T* xl = x + (o[0] + long(base));
   device T* yl = y + (o[1] + long(base));
   ulong rem = len - base;
-  if (pass == 0u) {
-    T acc = T(0);
-    for (uint k = 0; k < ITEMS; ++k) {
-      uint i = k * 256u + lid;
-      if (ulong(i) < rem) acc = ScanAdd<T>::f(acc, xl[i]);
-    }
-    T ex = group_exclusive<T>(acc, tot, lid);
-    if (lid == 255u) sums[line * tiles + tile] = ScanAdd<T>::f(ex, acc);
-    return;
-  }
   for (uint k = 0; k < ITEMS; ++k) {
     uint i = k * 256u + lid;
     sh[scan_pad(i)] = ulong(i) < rem ? xl[i] : T(0);
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  T v[ITEMS];
+  T v[ScanItems<T>::n];
   T acc = T(0);
   for (uint j = 0; j < ITEMS; ++j) {
     acc = ScanAdd<T>::f(acc, sh[scan_pad(lid * ITEMS + j)]);

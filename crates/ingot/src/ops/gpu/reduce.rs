@@ -406,7 +406,12 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
                 };
                 let mut v = Vec::new();
                 for tt in ts {
-                    for tm in ["cumsum_lines", "cumsum_pieces", "cumsum_tiles"] {
+                    for tm in [
+                        "cumsum_lines",
+                        "cumsum_pieces",
+                        "cumsum_tile_sums",
+                        "cumsum_tiles",
+                    ] {
                         v.push(Inst::new(tm, "cumsum", &[tt], ty(tt)));
                     }
                 }
@@ -425,27 +430,38 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         ];
         return launch(&k, &args, groups_for(device, lines as u64, 1));
     }
-    // Few long lines, in three passes: each line is cut into `parts` parts; pass 0 writes each
-    // part's total to `sums`, the totals are scanned in place, pass 1 rescans each part from
-    // the previous part's inclusive total.
-    let three_passes = |template: &'static str, parts: usize, d: Dispatch| -> Result<()> {
+    // Few long lines, in three passes: each line is cut into `parts` parts; the first kernel
+    // writes each part's total to `sums`, the totals are scanned in place, the second kernel
+    // rescans each part from the previous part's inclusive total.
+    let three_passes = |tiles: bool, parts: usize, d: Dispatch| -> Result<()> {
         let sums = Array::empty(&[lines, parts], t, device)?;
-        let k = get(template)?;
-        for pass in [0u32, 1] {
-            if pass == 1 {
-                cumsum(&sums.clone(), 1, &sums)?;
-            }
-            let args = [
-                KernelArg::Array(xo.view.clone()),
-                KernelArg::Array(oo.view.clone()),
-                KernelArg::Array(sums.clone()),
-                KernelArg::Bytes(g.clone()),
-                KernelArg::Bytes(ax(parts)),
-                KernelArg::Bytes(pass.to_ne_bytes().to_vec()),
+        let (x, y, s, g, ax) = (
+            KernelArg::Array(xo.view.clone()),
+            KernelArg::Array(oo.view.clone()),
+            KernelArg::Array(sums.clone()),
+            KernelArg::Bytes(g.clone()),
+            KernelArg::Bytes(ax(parts)),
+        );
+        if tiles {
+            let totals = [x.clone(), s.clone(), g.clone(), ax.clone()];
+            get("cumsum_tile_sums")?.launch(&totals, &d)?;
+            cumsum(&sums.clone(), 1, &sums)?;
+            get("cumsum_tiles")?.launch(&[x, y, s, g, ax], &d)
+        } else {
+            let pass = |p: u32| KernelArg::Bytes(p.to_ne_bytes().to_vec());
+            let k = get("cumsum_pieces")?;
+            let totals = [
+                x.clone(),
+                y.clone(),
+                s.clone(),
+                g.clone(),
+                ax.clone(),
+                pass(0),
             ];
-            k.launch(&args, &d)?;
+            k.launch(&totals, &d)?;
+            cumsum(&sums.clone(), 1, &sums)?;
+            k.launch(&[x, y, s, g, ax, pass(1)], &d)
         }
-        Ok(())
     };
     // Unit strides (the last axis of the contiguous output): coalesced tiles, one group each.
     if oo.strides[axis] == 1 && lines <= 65535 {
@@ -454,11 +470,11 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         }
         let tiles = len.div_ceil(scan_tile(t.size()));
         let d = Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[super::TG])?;
-        return three_passes("cumsum_tiles", tiles, d);
+        return three_passes(true, tiles, d);
     }
     // Strided lines: pieces of at least 256 elements, about one thread per piece.
     let pieces = (threads_wanted / lines).clamp(1, len.div_ceil(256));
     let groups = groups_for(device, (lines * pieces) as u64, 1);
     let d = Dispatch::groups(&[groups]).with_threadgroup(&[super::TG])?;
-    three_passes("cumsum_pieces", pieces, d)
+    three_passes(false, pieces, d)
 }

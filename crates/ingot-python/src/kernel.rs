@@ -14,7 +14,8 @@
 //! - `bytes`, `bytearray`, `memoryview`, NumPy structured scalars (`np.void`), ctypes structures
 //!   for `constant Struct&`: the bytes, checked against `sizeof(Struct)`.
 //!
-//! Launches release the GIL.
+//! Launches on the CPU release the GIL while the kernel runs; GPU launches only queue work and
+//! keep it.
 
 use std::collections::BTreeMap;
 
@@ -369,6 +370,29 @@ fn dims(s: &([u32; 3], usize)) -> &[u32] {
 }
 
 impl PyKernel {
+    /// Parses and converts a call's arguments, runs `go` with them, then hands the results to
+    /// NumPy arguments that were copied (after waiting for the device when one was used in place).
+    fn with_call<'py, T>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        go: impl FnOnce(&[KernelArg], &Dispatch) -> PyResult<T>,
+    ) -> PyResult<T> {
+        guard(|| {
+            let (d, start) = self.dispatch_and_args(py, args, kwargs)?;
+            let Converted {
+                args: kargs,
+                back,
+                host_aliased,
+            } = convert_args(&self.inner, args, start)?;
+            let r = go(&kargs, &d)?;
+            sync_host_aliased(py, &self.inner, host_aliased)?;
+            write_back(py, back)?;
+            Ok(r)
+        })
+    }
+
     fn dispatch_and_args<'py>(
         &self,
         py: Python<'py>,
@@ -514,24 +538,15 @@ impl PyKernel {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<()> {
-        guard(|| {
-            let (d, start) = self.dispatch_and_args(py, args, kwargs)?;
-            let Converted {
-                args: kargs,
-                back,
-                host_aliased,
-            } = convert_args(&self.inner, args, start)?;
+        self.with_call(py, args, kwargs, |kargs, d| {
             if self.inner.device() == ingot::Device::Cpu {
                 // The CPU engine runs the kernel before returning: let other threads run.
-                let k = self.inner.clone();
-                detached(py, move || k.launch(&kargs, &d))?;
+                detached(py, || self.inner.launch(kargs, d))
             } else {
                 // A GPU launch only queues work (microseconds): releasing and retaking the GIL
                 // would cost a noticeable share of it.
-                self.inner.launch(&kargs, &d).py_err()?;
+                self.inner.launch(kargs, d).py_err()
             }
-            sync_host_aliased(py, &self.inner, host_aliased)?;
-            write_back(py, back)
         })
     }
 
@@ -544,18 +559,8 @@ impl PyKernel {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<f64> {
-        guard(|| {
-            let (d, start) = self.dispatch_and_args(py, args, kwargs)?;
-            let Converted {
-                args: kargs,
-                back,
-                host_aliased,
-            } = convert_args(&self.inner, args, start)?;
-            let k = self.inner.clone();
-            let t = detached(py, move || k.time(&kargs, &d))?;
-            sync_host_aliased(py, &self.inner, host_aliased)?;
-            write_back(py, back)?;
-            Ok(t)
+        self.with_call(py, args, kwargs, |kargs, d| {
+            detached(py, || self.inner.time(kargs, d))
         })
     }
 

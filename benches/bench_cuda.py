@@ -18,13 +18,13 @@ import datetime as _dt
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 
 import numpy as np
 
 import ingot as ig
+from _timing import timeit
 
 try:
     import cupy as cp
@@ -46,20 +46,6 @@ def _sync_cupy():
 
 def _sync_torch():
     torch.cuda.synchronize()
-
-
-def timeit(fn, sync, reps=20, rounds=5, warmup=3):
-    for _ in range(warmup):
-        fn()
-    sync()
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / reps)
-    return statistics.median(times)
 
 
 def main() -> int:

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import ingot as ig
+from _timing import timeit
 
 try:
     import cupy as cp
@@ -28,17 +29,7 @@ except Exception:  # pragma: no cover - optional
 
 
 def per_call(fn, sync, reps=2000, rounds=7):
-    for _ in range(200):
-        fn()
-    sync()
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / reps)
-    return statistics.median(times)
+    return timeit(fn, sync, reps=reps, rounds=rounds, warmup=200)
 
 
 def enqueue(fn, sync, reps=300, rounds=7):

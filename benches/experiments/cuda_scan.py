@@ -4,8 +4,11 @@ Not a benchmark of ingot: three-pass reduce-then-scan variants (tile totals, a s
 a rescan of each tile), each pass timed alone, against a plain copy, CuPy, PyTorch and ingot in one
 run. Usage: INGOT_DEVICE=cuda python cuda_scan.py
 """
-import statistics
-import time
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _timing import sync_all, timeit  # noqa: E402
 
 import cupy as cp
 import numpy as np
@@ -19,23 +22,12 @@ except Exception:  # pragma: no cover - optional
 N = 1 << 28
 
 
+# Waits for every library the variants use.
+SYNC = sync_all(cp.cuda.Device().synchronize, torch.cuda.synchronize, ig.synchronize if ig is not None else None)
+
+
 def bench(fn, reps=10, rounds=5):
-    fn()
-    cp.cuda.Device().synchronize()
-    torch.cuda.synchronize()
-    if ig is not None:
-        ig.synchronize()
-    ts = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        cp.cuda.Device().synchronize()
-        torch.cuda.synchronize()
-        if ig is not None:
-            ig.synchronize()
-        ts.append((time.perf_counter() - t0) / reps)
-    return statistics.median(ts)
+    return timeit(fn, SYNC, reps=reps, rounds=rounds, warmup=1)
 
 
 SRC = r"""

@@ -3,8 +3,12 @@
 Not a benchmark of ingot: it compares ways of writing the same memory-bound kernels (grid size,
 work per thread, row split) against CuPy and PyTorch in one run. Usage: python cuda_variants.py
 """
-import statistics
+import os
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from _timing import sync_all, timeit  # noqa: E402
 
 import cupy as cp
 import numpy as np
@@ -16,19 +20,12 @@ SMS = dev.attributes["MultiProcessorCount"]
 print("device", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "SMs", SMS)
 
 
+# Waits for every library the variants use.
+SYNC = sync_all(cp.cuda.Device().synchronize, torch.cuda.synchronize)
+
+
 def bench(fn, reps=10, rounds=5):
-    fn()
-    cp.cuda.Device().synchronize()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        cp.cuda.Device().synchronize()
-        torch.cuda.synchronize()
-        ts.append((time.perf_counter() - t0) / reps)
-    return statistics.median(ts)
+    return timeit(fn, SYNC, reps=reps, rounds=rounds, warmup=1)
 
 
 SRC = r"""

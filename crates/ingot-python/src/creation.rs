@@ -8,13 +8,13 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use ingot::runtime::cpu::CpuMemory;
-use ingot::runtime::{Buffer, Storage};
+use ingot::runtime::Buffer;
 use ingot::{Array, DType, Device, Layout};
 
-use crate::array::{shape_from_py, PyArray};
 use crate::device::device_from_py;
 use crate::dtype::{check_fits, dtype_from_py, scalar_from_py};
 use crate::errors::{detached, IntoPyResult};
+use crate::pyarray::{shape_from_py, PyArray};
 
 /// The ingot dtype of a NumPy array, if ingot supports it in native byte order.
 fn numpy_dtype(arr: &Bound<'_, PyUntypedArray>) -> PyResult<DType> {
@@ -62,7 +62,7 @@ fn wrap_numpy(arr: &Bound<'_, PyUntypedArray>, dtype: DType) -> PyResult<Option<
     let owner: Py<PyAny> = arr.clone().into_any().unbind();
     // SAFETY: the NumPy array (kept alive by `owner`) owns these bytes.
     let mem = unsafe { CpuMemory::foreign(base, nbytes, Box::new(owner)) };
-    let buffer = Buffer::new(Storage::Cpu(mem), nbytes, Device::Cpu, writable);
+    let buffer = Buffer::new(mem, nbytes, Device::Cpu, writable);
     let layout = Layout::new(
         shape,
         byte_strides.iter().map(|s| s / itemsize).collect(),

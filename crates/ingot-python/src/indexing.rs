@@ -10,7 +10,7 @@ use pyo3::types::{PyBool, PyEllipsis, PyInt, PySlice, PyTuple};
 
 use ingot::IndexItem;
 
-use crate::array::PyArray;
+use crate::pyarray::PyArray;
 
 /// Slice bounds past this magnitude are clamped (they select the same elements and keep the
 /// arithmetic of `slice_indices` far from overflow).

@@ -16,9 +16,9 @@ use ingot::layout::Layout;
 use ingot::runtime::Buffer;
 use ingot::{Array, DType, Device};
 
-use crate::array::PyArray;
 use crate::device::device_from_py;
 use crate::errors::IntoPyResult;
+use crate::pyarray::PyArray;
 
 const K_DL_CPU: i32 = 1;
 const K_DL_CUDA: i32 = 2;
@@ -314,7 +314,7 @@ pub fn from_dlpack(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
             let mem = unsafe {
                 ingot::runtime::cpu::CpuMemory::foreign(start as *mut u8, nbytes, Box::new(owner))
             };
-            Buffer::new(ingot::runtime::Storage::Cpu(mem), nbytes, Device::Cpu, true)
+            Buffer::new(mem, nbytes, Device::Cpu, true)
         }
         #[cfg(feature = "cuda")]
         Device::Cuda(i) => {

@@ -26,11 +26,11 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 use ingot::kernel::{CompileOptions, Dispatch, Kernel, KernelArg, Library, MathMode, ParamInfo};
 use ingot::{Array, Scalar};
 
-use crate::array::PyArray;
 use crate::creation::{aliases_host_on_gpu, numpy_to_array, GpuAlias};
 use crate::device::device_from_py;
 use crate::dtype::{py_dtype, scalar_from_py};
 use crate::errors::{detached, guard, kernel_argument_error, IntoPyResult};
+use crate::pyarray::PyArray;
 
 /// A compiled MSL source: its kernel functions by name.
 #[pyclass(name = "Library", module = "ingot", frozen)]
@@ -386,6 +386,7 @@ impl PyKernel {
                 back,
                 host_aliased,
             } = convert_args(&self.inner, args, start)?;
+            let kargs = ingot::ops::contiguous_inputs(&self.inner, &kargs).py_err()?;
             let r = go(&kargs, &d)?;
             sync_host_aliased(py, &self.inner, host_aliased)?;
             write_back(py, back)?;

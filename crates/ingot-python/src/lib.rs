@@ -2,11 +2,14 @@
 //! converting arguments and results; errors map to exceptions in `errors.rs`.
 //!
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
-//! `array` (the `Array` class), `indexing` (index keys), `creation`, `ops`, `kernel`, `interop`,
+//! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
+//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `kernel`, `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
 pub mod array;
+pub mod array_methods;
+pub mod array_operators;
 pub mod creation;
 pub mod device;
 pub mod dtype;
@@ -17,6 +20,7 @@ pub mod kernel;
 #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
 pub mod metal;
 pub mod ops;
+pub mod pyarray;
 
 use pyo3::prelude::*;
 
@@ -26,7 +30,7 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     dtype::register(m)?;
     device::register(m)?;
-    m.add_class::<array::PyArray>()?;
+    m.add_class::<pyarray::PyArray>()?;
     creation::register(m)?;
     ops::register(m)?;
     kernel::register(m)?;

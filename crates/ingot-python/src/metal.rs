@@ -91,9 +91,7 @@ pub fn synchronized_host_ptr(py: Python<'_>, a: &Array) -> PyResult<*mut u8> {
 
 /// True when `a`'s buffer wraps host memory (a NumPy array used in place by [`wrap_numpy`]).
 pub fn wraps_host_memory(a: &Array) -> bool {
-    match a.buffer().storage() {
-        ingot::runtime::Storage::Metal(m) => m.is_wrapped(),
-        #[allow(unreachable_patterns)]
-        _ => false,
-    }
+    a.buffer()
+        .memory_as::<ingot::runtime::metal::MetalMemory>()
+        .is_some_and(|m| m.is_wrapped())
 }

@@ -8,10 +8,10 @@ use pyo3::IntoPyObjectExt;
 use ingot::ops::{self, BinaryOp, ReduceOp, UnaryOp};
 use ingot::{Array, DType, Scalar};
 
-use crate::array::{axes_from_py, PyArray};
 use crate::creation::{numpy_to_array, GpuAlias};
 use crate::dtype::{check_fits, dtype_from_py, scalar_from_py};
 use crate::errors::{compute, detached, IntoPyResult};
+use crate::pyarray::{axes_from_py, PyArray};
 
 /// Whether `obj` is a NumPy array or NumPy scalar.
 fn is_numpy(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -23,7 +23,7 @@ fn is_numpy(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// A Python scalar as a 0-d array of the dtype it takes next to an array of `dtype`
 /// (the array API's weak-scalar rule), on `device`.
 pub fn scalar_array(value: Scalar, dtype: DType, device: ingot::Device) -> PyResult<Array> {
-    let d = ops::binary::scalar_dtype(dtype, value).or_else(|e| match e {
+    let d = ops::op::scalar_dtype(dtype, value).or_else(|e| match e {
         ingot::Error::Value(_) => check_fits(value, dtype).map(|_| dtype),
         other => Err(crate::errors::to_py(other)),
     })?;
@@ -326,7 +326,7 @@ fn scalar_dtype<'py>(
     let d = dtype_from_py(dtype)?;
     let s = scalar_from_py(value)?
         .ok_or_else(|| PyTypeError::new_err("expected a Python bool, int or float"))?;
-    let r = ops::binary::scalar_dtype(d, s).or_else(|e| match e {
+    let r = ops::op::scalar_dtype(d, s).or_else(|e| match e {
         ingot::Error::Value(_) => check_fits(s, d).map(|_| d),
         other => Err(crate::errors::to_py(other)),
     })?;

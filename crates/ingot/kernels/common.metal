@@ -23,7 +23,7 @@ template <> struct Tr<ulong> { enum { kind = 2, bits = 64 }; typedef ulong W; ty
 template <> struct Tr<half> { enum { kind = 3, bits = 16 }; typedef uint W; typedef float C; };
 template <> struct Tr<bfloat> { enum { kind = 3, bits = 16 }; typedef uint W; typedef float C; };
 template <> struct Tr<float> { enum { kind = 3, bits = 32 }; typedef uint W; typedef float C; };
-// ops/gpu.rs defines INGOT_NO_F64 for Metal, which has no double.
+// ops/gpu/library.rs defines INGOT_NO_F64 for devices without double (Metal).
 #ifndef INGOT_NO_F64
 template <> struct Tr<double> { enum { kind = 3, bits = 64 }; typedef ulong W; typedef double C; };
 #define INGOT_HAS_F64 1
@@ -207,8 +207,9 @@ template <int K> inline void geom_offsets(constant Geom& g, ulong i, thread long
 }
 
 // ---- math helpers --------------------------------------------------------------------------------
-// expm1 and log1p: the prelude has them on CUDA and the CPU; Metal does not (Kahan's forms there).
-#ifdef INGOT_NATIVE_METAL
+// expm1 and log1p: the prelude has them on CUDA and the CPU (which the translator marks with
+// INGOT_TARGET_*); Apple's metal_stdlib does not (Kahan's forms there).
+#if !defined(INGOT_TARGET_CUDA) && !defined(INGOT_TARGET_CPU)
 inline float x_expm1(float x) {
   float u = exp(x);
   if (u == 1.0f) return x;

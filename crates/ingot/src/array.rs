@@ -1,8 +1,13 @@
 //! The array: a buffer, a layout and a dtype on a device.
 //!
-//! An [`Array`] is a view: cloning it or taking a view (slice, transpose, broadcast, reshape
-//! without copy) shares the buffer. Operations that produce new values allocate a new buffer on
-//! the same device. Arrays from different devices never mix implicitly.
+//! An [`Array`] is a view: cloning it or taking a view (slice, transpose, broadcast) shares the
+//! buffer. Operations that produce new values allocate a new buffer on the same device. Arrays
+//! from different devices never mix implicitly.
+//!
+//! This file holds the type, its constructors and its views. The methods that move data
+//! (`copy`, `astype`, `assign`, `fill`, `contiguous`, `reshape`, `to_device`, `to_bytes`,
+//! `to_vec`, `item`) run ops, so the ops layer defines them (`ops/copy.rs`): an array never
+//! calls the layer above it.
 
 use std::sync::Arc;
 
@@ -10,7 +15,6 @@ use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::{IndexItem, Layout};
-use crate::ops;
 use crate::runtime::Buffer;
 
 /// An n-dimensional array.
@@ -63,13 +67,14 @@ impl Array {
 
     /// A new contiguous array with uninitialised contents.
     pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Array> {
-        crate::runtime::check_dtype(device, dtype)?;
+        let rt = device.runtime()?;
+        rt.check_dtype(dtype)?;
         let size = checked_size(shape)?;
         let nbytes = size.checked_mul(dtype.size()).ok_or(Error::OutOfMemory {
             bytes: usize::MAX,
             device: device.to_string(),
         })?;
-        let buffer = device.runtime()?.allocate(nbytes)?;
+        let buffer = rt.allocate(nbytes)?;
         Ok(Array {
             buffer: Arc::new(buffer),
             layout: Layout::contiguous(shape),
@@ -229,104 +234,6 @@ impl Array {
         self.with_layout(self.layout.squeeze(&axes)?)
     }
 
-    /// The same elements with a new shape: a view when the strides allow, else a copy.
-    /// One entry of `shape` may be `-1` (inferred).
-    pub fn reshape(&self, shape: &[isize]) -> Result<Array> {
-        let shape = infer_shape(shape, self.size())?;
-        match self.layout.reshape(&shape)? {
-            Some(l) => self.with_layout(l),
-            None => self.contiguous()?.reshape_exact(&shape),
-        }
-    }
-
-    fn reshape_exact(&self, shape: &[usize]) -> Result<Array> {
-        match self.layout.reshape(shape)? {
-            Some(l) => self.with_layout(l),
-            None => Err(Error::Shape(format!(
-                "internal: contiguous array did not reshape to {shape:?}"
-            ))),
-        }
-    }
-
-    /// A contiguous array with the same values: `self` when already contiguous, else a copy.
-    pub fn contiguous(&self) -> Result<Array> {
-        if self.is_contiguous() {
-            Ok(self.clone())
-        } else {
-            self.copy()
-        }
-    }
-
-    /// A new contiguous copy.
-    pub fn copy(&self) -> Result<Array> {
-        let out = Array::empty(self.shape(), self.dtype, self.device())?;
-        ops::copy_into(self, &out)?;
-        Ok(out)
-    }
-
-    /// A copy converted to `dtype` (NumPy's `astype` results).
-    pub fn astype(&self, dtype: DType) -> Result<Array> {
-        let out = Array::empty(self.shape(), dtype, self.device())?;
-        ops::copy_into(self, &out)?;
-        Ok(out)
-    }
-
-    /// Writes `value` (broadcast and converted to this array's dtype) into this array's elements.
-    pub fn assign(&self, value: &Array) -> Result<()> {
-        ops::copy_into(value, self)
-    }
-
-    /// Fills every element with `value`.
-    pub fn fill(&self, value: Scalar) -> Result<()> {
-        let s = Array::scalar(value, self.dtype, self.device())?;
-        ops::copy_into(&s, self)
-    }
-
-    /// A copy on another device.
-    pub fn to_device(&self, device: Device) -> Result<Array> {
-        if device == self.device() {
-            return Ok(self.clone());
-        }
-        let bytes = self.to_bytes()?;
-        Array::from_bytes(&bytes, self.shape(), self.dtype, device)
-    }
-
-    /// The elements in row-major order as host bytes (synchronises with the device).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let c = self.contiguous()?;
-        let mut out = vec![0u8; c.nbytes()];
-        if !out.is_empty() {
-            let rt = c.device().runtime()?;
-            rt.copy_to_host(&c.buffer, c.layout.offset() * c.dtype.size(), &mut out)?;
-        }
-        Ok(out)
-    }
-
-    /// The elements in row-major order as a vector of `T`, which must match the dtype.
-    pub fn to_vec<T: HostElement>(&self) -> Result<Vec<T>> {
-        if T::DTYPE != self.dtype {
-            return Err(Error::DTypeMismatch(format!(
-                "to_vec::<{}> of an array of {}",
-                T::DTYPE,
-                self.dtype
-            )));
-        }
-        let bytes = self.to_bytes()?;
-        Ok(bytemuck::pod_collect_to_vec(&bytes))
-    }
-
-    /// The single element of a size-1 array.
-    pub fn item(&self) -> Result<Scalar> {
-        if self.size() != 1 {
-            return Err(Error::Value(format!(
-                "only arrays of size 1 can be converted to a scalar, got shape {:?}",
-                self.shape()
-            )));
-        }
-        let bytes = self.to_bytes()?;
-        Ok(Scalar::read_from(self.dtype, &bytes))
-    }
-
     /// Fails with [`Error::ReadOnly`] unless the array may be written.
     pub fn check_writable(&self, what: &str) -> Result<()> {
         if self.is_writable() {
@@ -385,4 +292,20 @@ pub fn infer_shape(shape: &[isize], size: usize) -> Result<Vec<usize>> {
         out[i] = size / known;
     }
     Ok(out)
+}
+
+/// Fails unless every array is on the same device as the first (`op` names the operation).
+pub fn same_device(op: &str, arrays: &[&Array]) -> Result<()> {
+    if let Some(first) = arrays.first() {
+        for a in &arrays[1..] {
+            if a.device() != first.device() {
+                return Err(Error::DeviceMismatch(format!(
+                    "{op}: arrays on {} and {} (move one with to_device)",
+                    first.device(),
+                    a.device()
+                )));
+            }
+        }
+    }
+    Ok(())
 }

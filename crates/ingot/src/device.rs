@@ -1,11 +1,13 @@
 //! Devices: where an array's memory lives and where its operations run.
+//!
+//! A [`Device`] is a name. Opening it (`Device::runtime`), listing the devices of this machine
+//! (`devices`) and choosing the default one (`default_device`) are the runtime registry's
+//! (`runtime/registry.rs`).
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::runtime::{self, Runtime};
 
 /// A compute device.
 ///
@@ -47,16 +49,6 @@ impl Device {
     pub fn is_gpu(&self) -> bool {
         !matches!(self, Device::Cpu)
     }
-
-    /// The runtime that drives this device, started on first use.
-    pub fn runtime(&self) -> Result<Arc<dyn Runtime>> {
-        runtime::get(*self)
-    }
-
-    /// Whether the device exists on this machine.
-    pub fn is_available(&self) -> bool {
-        self.runtime().is_ok()
-    }
 }
 
 impl fmt::Display for Device {
@@ -97,27 +89,4 @@ impl FromStr for Device {
             ))),
         }
     }
-}
-
-/// Every device that is available on this machine, the CPU last.
-pub fn devices() -> Vec<Device> {
-    let mut out = Vec::new();
-    out.extend(runtime::available_gpus());
-    out.push(Device::Cpu);
-    out
-}
-
-/// The default device: `INGOT_DEVICE` when set, else the best available (metal, cuda, cpu).
-pub fn default_device() -> Result<Device> {
-    if let Ok(name) = std::env::var("INGOT_DEVICE") {
-        if !name.trim().is_empty() {
-            let d: Device = name.parse()?;
-            d.runtime()?;
-            return Ok(d);
-        }
-    }
-    Ok(runtime::available_gpus()
-        .into_iter()
-        .next()
-        .unwrap_or(Device::Cpu))
 }

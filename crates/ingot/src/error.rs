@@ -4,8 +4,6 @@
 //! Python exception class (see `ingot-python/src/errors.rs`), so a variant is chosen for what a
 //! user should catch, and its message says what went wrong and with which value.
 
-use crate::dtype::DType;
-
 /// The result type used throughout ingot.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -22,7 +20,12 @@ pub enum Error {
 
     /// An operation that is not defined for a dtype (`sqrt` of bool, bitwise on floats...).
     #[error("{op} is not supported for dtype {dtype}")]
-    UnsupportedDType { op: &'static str, dtype: DType },
+    UnsupportedDType {
+        /// The operation.
+        op: &'static str,
+        /// The dtype's name (`float64`).
+        dtype: String,
+    },
 
     /// Two arrays, or an array and a parameter, whose dtypes do not agree.
     #[error("dtype mismatch: {0}")]

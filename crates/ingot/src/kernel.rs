@@ -31,8 +31,10 @@
 //!   MSL). Byte pointers (`uchar*`, `char*`, `uint8_t*`, `int8_t*`, `void*`) and pointers to
 //!   structs accept any dtype. A writable parameter (a pointer to non-const `device` memory)
 //!   needs a writable, contiguous array; the kernel writes it in place. A read-only parameter
-//!   given a non-contiguous array gets a contiguous copy. Host bytes ([`KernelArg::Bytes`])
-//!   are accepted for read-only buffer parameters (copied to a temporary buffer).
+//!   needs a contiguous array too (a kernel sees raw memory): `ingot::ops::contiguous_inputs`
+//!   replaces non-contiguous arrays of read-only parameters by contiguous copies, as the Python
+//!   API does. Host bytes ([`KernelArg::Bytes`]) are accepted for read-only buffer parameters
+//!   (copied to a temporary buffer).
 //! - A **bytes** parameter (`constant T&`) takes a [`KernelArg::Scalar`] converted to `T` with
 //!   a range check (an integer parameter rejects out-of-range and non-integral values), or
 //!   [`KernelArg::Bytes`] of exactly `sizeof(T)` (structs, vectors), or a small array whose
@@ -46,12 +48,10 @@
 //! 2-D `16 x 16` and 3-D `8 x 8 x 4`, each axis clipped to the grid (for a dispatch in threads);
 //! always clipped to the kernel's maximum threads per threadgroup.
 
-pub mod backend;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use backend::{
+pub use crate::runtime::kernel::{
     BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
     MathMode,
 };
@@ -64,19 +64,7 @@ use ingot_msl::{ParamKind, ScalarKind};
 
 /// The kernel engine of `device`.
 pub fn backend(device: Device) -> Result<Arc<dyn KernelBackend>> {
-    match device {
-        Device::Cpu => Ok(crate::runtime::cpu::kernel::CpuKernelBackend::shared()),
-        #[cfg(feature = "cuda")]
-        Device::Cuda(i) => Ok(crate::runtime::cuda::kernel_backend(i)?),
-        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
-        Device::Metal(i) => Ok(crate::runtime::metal::kernel_backend(i)?),
-        // Unreachable when every backend is compiled in.
-        #[allow(unreachable_patterns)]
-        other => Err(Error::DeviceUnavailable(format!(
-            "{other}: this build of ingot cannot run MSL kernels on {}",
-            other.kind()
-        ))),
-    }
+    device.runtime()?.kernels()
 }
 
 /// A compiled MSL source file: a set of entry points for one device.
@@ -831,7 +819,10 @@ impl Kernel {
         } else if array.is_contiguous() {
             array
         } else {
-            std::borrow::Cow::Owned(array.copy()?)
+            return Err(self.arg_error(
+                p,
+                "a kernel reads raw memory but the array is not contiguous (pass a contiguous array; ingot::ops::contiguous_inputs copies them)",
+            ));
         };
         let esize = array.dtype().size();
         Ok(BoundArg::Buffer {

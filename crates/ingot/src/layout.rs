@@ -399,6 +399,50 @@ impl Layout {
     }
 }
 
+/// How a matrix (the last two axes of a layout) sits in memory, as BLAS libraries describe it:
+/// row-major with leading dimension `ld` (`transposed == false`), or the transpose of such a
+/// matrix.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MatrixForm {
+    /// The matrix is stored column by column.
+    pub transposed: bool,
+    /// Elements between the starts of consecutive rows (columns when `transposed`).
+    pub ld: usize,
+}
+
+impl Layout {
+    /// The BLAS form of the last two axes, or `None` when neither axis is unit-stride with the
+    /// other far enough apart (a copy is needed first). Needs at least two axes.
+    ///
+    /// ```
+    /// use ingot::Layout;
+    /// let l = Layout::contiguous(&[3, 4]);
+    /// assert_eq!(l.matrix_form().map(|f| (f.transposed, f.ld)), Some((false, 4)));
+    /// assert_eq!(l.transpose().matrix_form().map(|f| (f.transposed, f.ld)), Some((true, 4)));
+    /// ```
+    pub fn matrix_form(&self) -> Option<MatrixForm> {
+        let n = self.ndim();
+        if n < 2 {
+            return None;
+        }
+        let (rows, cols) = (self.shape()[n - 2], self.shape()[n - 1]);
+        let (rs, cs) = (self.strides()[n - 2], self.strides()[n - 1]);
+        if (cs == 1 || cols <= 1) && rs >= cols.max(1) as isize {
+            return Some(MatrixForm {
+                transposed: false,
+                ld: rs.max(1) as usize,
+            });
+        }
+        if (rs == 1 || rows <= 1) && cs >= rows.max(1) as isize {
+            return Some(MatrixForm {
+                transposed: true,
+                ld: cs.max(1) as usize,
+            });
+        }
+        None
+    }
+}
+
 /// Row-major strides of `shape`, in elements.
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];

@@ -1,9 +1,13 @@
 //! ingot: GPU array computing and Metal Shading Language kernels on Metal, CUDA and CPU.
 //!
-//! Layers, each calling only downward:
-//! - [`array`]: [`Array`], a buffer + [`Layout`] + [`DType`] on a [`Device`];
-//! - [`ops`]: array operations by category, dispatched to a backend;
-//! - [`runtime`]: the device contract ([`runtime::Runtime`]) and its backends.
+//! Layers, each calling only downward (`scripts/check_layers.py` checks it in CI):
+//! - [`ops`]: array operations by category, dispatched to a backend (native CPU code, or the
+//!   built-in MSL kernels on GPUs); also the [`Array`] methods that move data;
+//! - [`kernel`]: user MSL kernels: compile, reflect, bind arguments, launch;
+//! - [`array`]: [`Array`], a buffer + [`Layout`] + [`DType`] on a [`Device`], and its views;
+//! - [`runtime`]: the device contract ([`runtime::Runtime`], [`runtime::KernelBackend`]), the
+//!   registry of backends, and the backends (`cpu`, `cuda`, `metal`), one folder each;
+//! - [`device`], [`dtype`], [`layout`], [`cache`], [`error`]: the vocabulary everything shares.
 //!
 //! ```
 //! use ingot::{Array, Device, ops};
@@ -22,7 +26,8 @@ pub mod ops;
 pub mod runtime;
 
 pub use array::Array;
-pub use device::{default_device, devices, Device};
+pub use device::Device;
 pub use dtype::{DType, Scalar};
 pub use error::{Error, Result};
 pub use layout::{IndexItem, Layout};
+pub use runtime::{default_device, devices};

@@ -6,7 +6,7 @@
 use ingot::kernel::{CompileOptions, Dispatch, KernelArg, Library};
 use ingot::{Array, DType, Device};
 
-const SOURCE: &str = include_str!("../src/runtime/metal/matmul.metal");
+const SOURCE: &str = include_str!("../kernels/matmul.metal");
 
 fn device() -> Device {
     std::env::var("INGOT_DEVICE")

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ingot::kernel::{CompileOptions, Dispatch, KernelArg, KernelBackend, Library};
 use ingot::runtime::metal::{self, MetalRuntime};
-use ingot::runtime::{Runtime, Storage};
+use ingot::runtime::Runtime;
 use ingot::{Array, DType, Device, Scalar};
 
 const DEV: Device = Device::Metal(0);
@@ -48,7 +48,7 @@ fn allocation_copies_and_host_pointer() {
     let Some(rt) = runtime() else { return };
     let buf = rt.allocate(1000).unwrap();
     assert_eq!(buf.nbytes(), 1000);
-    assert!(matches!(buf.storage(), Storage::Metal(_)));
+    assert!(buf.memory_as::<metal::MetalMemory>().is_some());
     let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
     rt.copy_from_host(&data, &buf, 0).unwrap();
     let mut back = vec![0u8; 1000];
@@ -257,7 +257,7 @@ kernel void rev(const device float* x [[buffer(0)]], device float* y [[buffer(1)
 #[test]
 fn pipeline_cache_is_keyed_by_source_name_and_constants() {
     let Some(_rt) = runtime() else { return };
-    let backend = metal::kernel_backend(0).unwrap();
+    let backend = metal::runtime(0).unwrap().kernel_engine();
     let src = r#"
 #include <metal_stdlib>
 using namespace metal;

@@ -26,7 +26,7 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType, device: Device) ->
     let out = Array::empty(&[n], dtype, device)?;
     match device {
         Device::Cpu => super::cpu::affine_fill(&out, start, step)?,
-        Device::Cuda(_) | Device::Metal(_) => super::gpu::affine_fill(&out, start, step)?,
+        _ => super::gpu::affine_fill(&out, start, step)?,
     }
     Ok(out)
 }
@@ -49,7 +49,7 @@ pub fn linspace(
     let out = Array::empty(&[num], dtype, device)?;
     match device {
         Device::Cpu => super::cpu::affine_fill(&out, start, step)?,
-        Device::Cuda(_) | Device::Metal(_) => super::gpu::affine_fill(&out, start, step)?,
+        _ => super::gpu::affine_fill(&out, start, step)?,
     }
     if endpoint && num > 1 {
         out.index(&[crate::layout::IndexItem::Int(-1)])?

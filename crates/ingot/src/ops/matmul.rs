@@ -2,13 +2,15 @@
 
 use crate::array::Array;
 use crate::device::Device;
+use crate::dtype::Scalar;
 use crate::error::{Error, Result};
 use crate::layout::broadcast_shapes;
+use crate::runtime::{Gemm, GemmOperand};
 
 /// The array API's `matmul`: 1-D operands are promoted to matrices and the added axis removed
 /// afterwards; leading (batch) axes broadcast.
 pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
-    super::same_device("matmul", &[a, b])?;
+    crate::array::same_device("matmul", &[a, b])?;
     if a.ndim() == 0 || b.ndim() == 0 {
         return Err(Error::Shape(
             "matmul: operands must have at least one dimension".into(),
@@ -51,15 +53,10 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
     let x = cast(&a2)?.broadcast_to(&ashape)?;
     let y = cast(&b2)?.broadcast_to(&bshape)?;
     let out = Array::empty(&oshape, dtype, a.device())?;
-    match out.device() {
-        Device::Cpu => super::cpu::matmul(&x, &y, &out)?,
-        #[cfg(feature = "cuda")]
-        Device::Cuda(i) => cuda_matmul(i, &x, &y, &out)?,
-        #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
-        Device::Metal(_) => crate::runtime::metal::matmul::matmul(&x, &y, &out)?,
-        // Unreachable when every backend is compiled in.
-        #[allow(unreachable_patterns)]
-        other => return Err(Error::DeviceUnavailable(format!("{other}: no ops backend"))),
+    if out.device() == Device::Cpu {
+        super::cpu::matmul(&x, &y, &out)?;
+    } else {
+        gpu_matmul(&x, &y, &out)?;
     }
     let mut res = out;
     if a.ndim() == 1 {
@@ -71,16 +68,42 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
     Ok(res)
 }
 
-/// cuBLAS for float dtypes; other dtypes are computed on the host (cuBLAS has no general
-/// integer GEMM) and copied back.
-#[cfg(feature = "cuda")]
-fn cuda_matmul(ordinal: usize, x: &Array, y: &Array, out: &Array) -> Result<()> {
-    if x.shape()[x.ndim() - 1] == 0 {
-        return out.fill(crate::dtype::Scalar::Int(0));
+fn operand(a: &Array) -> GemmOperand<'_> {
+    GemmOperand {
+        buffer: a.buffer(),
+        layout: a.layout(),
     }
-    if out.dtype().is_float() {
-        let rt = crate::runtime::cuda::runtime(ordinal)?;
-        return crate::runtime::cuda::blas::matmul(rt.inner(), x, y, out);
+}
+
+/// On a GPU: the runtime's BLAS when it has a GEMM for the dtype (cuBLAS), else the MSL matmul
+/// kernel (Metal), else the host (integer and bool products) with the result copied back.
+fn gpu_matmul(x: &Array, y: &Array, out: &Array) -> Result<()> {
+    if out.size() == 0 {
+        return Ok(());
+    }
+    if x.shape()[x.ndim() - 1] == 0 {
+        return out.fill(Scalar::Int(0));
+    }
+    // An operand whose last two axes no BLAS can describe is copied first.
+    let blas_form = |a: &Array| -> Result<Array> {
+        if a.layout().matrix_form().is_some() {
+            Ok(a.clone())
+        } else {
+            a.contiguous()
+        }
+    };
+    let (x, y) = (blas_form(x)?, blas_form(y)?);
+    let gemm = Gemm {
+        a: operand(&x),
+        b: operand(&y),
+        out: operand(out),
+        dtype: out.dtype(),
+    };
+    if out.device().runtime()?.gemm(&gemm)? {
+        return Ok(());
+    }
+    if super::gpu::matmul::supports(out.dtype()) {
+        return super::gpu::matmul::matmul(&x, &y, out);
     }
     let host = matmul(&x.to_device(Device::Cpu)?, &y.to_device(Device::Cpu)?)?;
     out.assign(&host.to_device(out.device())?)

@@ -1,75 +1,11 @@
 //! Reductions over axes, and cumulative sums.
 
+use super::op::ReduceOp;
 use crate::array::Array;
 use crate::device::Device;
-use crate::dtype::{DType, Kind};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-
-/// Reductions. The `name` of each is shared with the GPU kernel library.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Min,
-    Max,
-    /// Index of the first minimum (NaN counts as the minimum, as NumPy).
-    ArgMin,
-    /// Index of the first maximum (NaN counts as the maximum, as NumPy).
-    ArgMax,
-    All,
-    Any,
-    Mean,
-    /// Variance with `correction` degrees of freedom removed (NumPy's `ddof`).
-    Var {
-        correction: f64,
-    },
-    /// Standard deviation with `correction` degrees of freedom removed.
-    Std {
-        correction: f64,
-    },
-}
-
-impl ReduceOp {
-    /// The op's name (`"sum"`, `"argmax"`...).
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Prod => "prod",
-            ReduceOp::Min => "min",
-            ReduceOp::Max => "max",
-            ReduceOp::ArgMin => "argmin",
-            ReduceOp::ArgMax => "argmax",
-            ReduceOp::All => "all",
-            ReduceOp::Any => "any",
-            ReduceOp::Mean => "mean",
-            ReduceOp::Var { .. } => "var",
-            ReduceOp::Std { .. } => "std",
-        }
-    }
-
-    /// The result dtype for an input of `dtype` (NumPy's: sums of small integers widen to
-    /// int64/uint64, bool sums give int64, means of integers give float64).
-    pub fn result_dtype(self, dtype: DType) -> Result<DType> {
-        Ok(match self {
-            ReduceOp::Sum | ReduceOp::Prod => match dtype.kind() {
-                Kind::Bool | Kind::SignedInt => DType::Int64,
-                Kind::UnsignedInt => DType::UInt64,
-                Kind::Float => dtype,
-            },
-            ReduceOp::Min | ReduceOp::Max => dtype,
-            ReduceOp::ArgMin | ReduceOp::ArgMax => DType::Int64,
-            ReduceOp::All | ReduceOp::Any => DType::Bool,
-            ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
-                if dtype.is_float() {
-                    dtype
-                } else {
-                    DType::Float64
-                }
-            }
-        })
-    }
-}
 
 /// Normalises an axis list (`None`: every axis), checking range and repeats.
 pub fn normalize_axes(axes: Option<&[isize]>, ndim: usize) -> Result<Vec<usize>> {
@@ -117,7 +53,7 @@ pub fn reduce(op: ReduceOp, x: &Array, axes: Option<&[isize]>, keepdims: bool) -
     let out = Array::empty(&kept, result, x.device())?;
     match x.device() {
         Device::Cpu => super::cpu::reduce(op, x, &axes_n, &out)?,
-        Device::Cuda(_) | Device::Metal(_) => super::gpu::reduce(op, x, &axes_n, &out)?,
+        _ => super::gpu::reduce(op, x, &axes_n, &out)?,
     }
     if keepdims {
         Ok(out)
@@ -147,7 +83,7 @@ pub fn cumsum(x: &Array, axis: Option<isize>, dtype: Option<DType>) -> Result<Ar
     let out = Array::empty(input.shape(), result, input.device())?;
     match input.device() {
         Device::Cpu => super::cpu::cumsum(&input, axis, &out)?,
-        Device::Cuda(_) | Device::Metal(_) => super::gpu::cumsum(&input, axis, &out)?,
+        _ => super::gpu::cumsum(&input, axis, &out)?,
     }
     Ok(out)
 }

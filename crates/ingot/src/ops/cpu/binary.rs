@@ -94,7 +94,7 @@ impl FloatBin for Atan2K {
 fn unsupported(op: BinaryOp, dtype: DType) -> Error {
     Error::UnsupportedDType {
         op: op.name(),
-        dtype,
+        dtype: dtype.to_string(),
     }
 }
 

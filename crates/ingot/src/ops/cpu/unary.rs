@@ -121,7 +121,7 @@ impl FloatUn for CosK {
 fn internal(op: UnaryOp, dtype: DType) -> Error {
     Error::UnsupportedDType {
         op: op.name(),
-        dtype,
+        dtype: dtype.to_string(),
     }
 }
 
@@ -231,7 +231,7 @@ mod tests {
         let a = f32s(&xs);
         let d = a.astype(DType::Float64).unwrap();
         for op in UnaryOp::ALL {
-            if op.class() != crate::ops::unary::UnaryClass::Float {
+            if op.class() != crate::ops::op::UnaryClass::Float {
                 continue;
             }
             let r = unary(op, &a).unwrap().to_vec::<f32>().unwrap();

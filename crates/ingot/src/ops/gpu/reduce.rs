@@ -8,10 +8,10 @@
 //! array) take 32 columns per group, short or scattered rows one thread per row.
 //! Mean, variance and standard deviation are composed from sums and elementwise ops.
 
-use super::{
-    binary, collapse, copy_cast, geom, groups_for, kernel, launch, max_groups, operand, ty, unary,
-    Inst, KernelId, Module, MAX_DIMS,
-};
+use super::copy::copy_cast;
+use super::elementwise::{binary, unary};
+use super::library::{groups_for, kernel, launch, max_groups, ty, Inst, KernelId, Module, TG};
+use super::operand::{aligned, check_device, collapse, geom, operand, MAX_DIMS};
 use crate::array::Array;
 use crate::device::Device;
 use crate::dtype::{DType, Scalar};
@@ -43,7 +43,7 @@ const TEMPLATES: [&str; 3] = ["reduce_rows", "reduce_lines", "reduce_cols"];
 
 fn reduce_insts(device: Device, name: &str, t: DType, o: DType) -> Vec<Inst> {
     let mut want: Vec<(&str, DType)> = vec![(name, o)];
-    if super::bundle(device) {
+    if super::library::bundle(device) {
         for n in BASIC {
             let r = basic_result(n, t);
             if !want.contains(&(n, r)) {
@@ -130,7 +130,7 @@ fn rgeom(
 /// Reduces `x` over `axes` into the contiguous `out` (the kept shape, reduced axes of length 1),
 /// whose dtype is the op's result dtype.
 pub fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()> {
-    super::check_device(op.name(), &[x, out])?;
+    check_device(op.name(), &[x, out])?;
     out.check_writable(op.name())?;
     if !out.is_contiguous() {
         return Err(Error::Value(format!(
@@ -252,7 +252,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         )
     };
     if m == 1 && k > 8192 {
-        let vec = kst == 1 && super::aligned(x);
+        let vec = kst == 1 && aligned(x);
         let groups = groups_for(device, k as u64, 16);
         let partial = Array::empty(&[groups as usize * 16], DType::UInt8, device)?;
         let g = rgeom(1, k, kst, xo.off, vec, groups as usize, &[], &[]);
@@ -281,7 +281,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
     }
     // Pack loads in reduce_rows: contiguous rows whose starts are all 16-byte aligned.
     let es = t.size() as isize;
-    let row_vec = kst == 1 && super::aligned(x) && ost.iter().all(|&s| (s * es) % 16 == 0);
+    let row_vec = kst == 1 && aligned(x) && ost.iter().all(|&s| (s * es) % 16 == 0);
     let g = rgeom(m, k, kst, xo.off, row_vec, 0, &oshape, &ost);
     let cols = oshape.len() == 1 && ost[0] == 1 && kst != 1 && m >= 32;
     let (tmpl, groups) = if kst == 1 && k <= 64 && m > 1 {
@@ -296,7 +296,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         let pack = 16 / es;
         let vec = es >= 4
             && m.is_multiple_of(pack)
-            && super::aligned(x)
+            && aligned(x)
             && (kst.unsigned_abs() * es).is_multiple_of(16);
         let per = if vec { pack } else { 1 };
         let col_groups = m.div_ceil(32 * per);
@@ -343,7 +343,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
 
 /// Cumulative sum of `x` along `axis` into the contiguous `out` (same shape and dtype).
 pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
-    super::check_device("cumsum", &[x, out])?;
+    check_device("cumsum", &[x, out])?;
     out.check_writable("cumsum")?;
     if x.dtype() != out.dtype() || x.shape() != out.shape() || !out.is_contiguous() {
         return Err(Error::Value(
@@ -399,7 +399,7 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
             Module::Scan,
             KernelId::new(tmpl, "cumsum", &[t]),
             || {
-                let ts: Vec<DType> = if super::bundle(device) {
+                let ts: Vec<DType> = if super::library::bundle(device) {
                     DType::ALL.to_vec()
                 } else {
                     vec![t]
@@ -419,7 +419,7 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
             },
         )
     };
-    let threads_wanted = max_groups(device) as usize * super::TG as usize;
+    let threads_wanted = max_groups(device) as usize * TG as usize;
     if lines >= threads_wanted / 4 || len < 4096 {
         let k = get("cumsum_lines")?;
         let args = [
@@ -469,12 +469,12 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
             return cumsum(&x.contiguous()?, axis, out);
         }
         let tiles = len.div_ceil(scan_tile(t.size()));
-        let d = Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[super::TG])?;
+        let d = Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[TG])?;
         return three_passes(true, tiles, d);
     }
     // Strided lines: pieces of at least 256 elements, about one thread per piece.
     let pieces = (threads_wanted / lines).clamp(1, len.div_ceil(256));
     let groups = groups_for(device, (lines * pieces) as u64, 1);
-    let d = Dispatch::groups(&[groups]).with_threadgroup(&[super::TG])?;
+    let d = Dispatch::groups(&[groups]).with_threadgroup(&[TG])?;
     three_passes(false, pieces, d)
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 use crate::error::{Error, Result};
-use crate::kernel::MathMode;
+use crate::runtime::kernel::MathMode;
 
 /// A C++ compiler found on this machine.
 #[derive(Clone, Debug)]

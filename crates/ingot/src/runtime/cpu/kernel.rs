@@ -14,14 +14,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rayon::prelude::*;
 
 use super::compiler;
+use super::memory::CpuMemory;
 use crate::cache;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::{
-    BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
-    MathMode,
+use crate::runtime::kernel::{
+    translation_error, BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend,
+    LaunchParams, MathMode,
 };
-use crate::runtime::Storage;
 
 /// `int ingot_cpu_<name>(const ingot::launch*, void* const*, uint32_t, uint32_t)`.
 type EntryFn = unsafe extern "C" fn(*const LaunchParams, *const *mut c_void, u32, u32) -> i32;
@@ -144,14 +144,6 @@ fn hash_include_dirs(h: &mut blake3::Hasher, dirs: &[PathBuf]) {
     }
 }
 
-pub(crate) fn translate_error(e: ingot_msl::Error) -> Error {
-    if e.message.contains("function constant") {
-        Error::KernelArgument(e.to_string())
-    } else {
-        Error::Compile(e.to_string())
-    }
-}
-
 impl KernelBackend for CpuKernelBackend {
     fn device(&self) -> Device {
         Device::Cpu
@@ -194,7 +186,7 @@ impl KernelBackend for CpuKernelBackend {
         for (k, v) in &options.constants {
             topts.constants.insert(k.clone(), scalar_literal(*v));
         }
-        let t = ingot_msl::translate(source, &topts).map_err(translate_error)?;
+        let t = ingot_msl::translate(source, &topts).map_err(translation_error)?;
         let compiler = compiler::find()?;
         let files = ingot_msl::prelude_files(ingot_msl::Target::Cpu);
         let phash = prelude_hash(files);
@@ -515,17 +507,14 @@ impl CompiledFunction for CpuFunction {
                             buffer.nbytes()
                         )));
                     }
-                    let base = match buffer.storage() {
-                        Storage::Cpu(m) => m.as_ptr(),
-                        #[allow(unreachable_patterns)]
-                        _ => {
-                            return Err(Error::KernelArgument(format!(
-                                "kernel `{}`: a buffer on {} given to the cpu",
-                                self.name,
-                                buffer.device()
-                            )))
-                        }
+                    let Some(m) = buffer.memory_as::<CpuMemory>() else {
+                        return Err(Error::KernelArgument(format!(
+                            "kernel `{}`: a buffer on {} given to the cpu",
+                            self.name,
+                            buffer.device()
+                        )));
                     };
+                    let base = m.as_ptr();
                     // SAFETY: the offset is inside the buffer (checked above).
                     ptrs.push(unsafe { base.add(*offset) } as *mut c_void);
                 }

@@ -13,13 +13,12 @@
 
 use std::alloc::{alloc, dealloc, Layout as AllocLayout};
 use std::any::Any;
-use std::collections::HashMap;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use super::Counters;
 use crate::error::{Error, Result};
-use crate::runtime::size_class;
+use crate::runtime::memory::DeviceMemory;
+use crate::runtime::pool::{BlockSource, Pool, PoolPolicy, PoolStats, SizeClasses};
 
 /// Alignment of every ingot host allocation (a cache line, and enough for any SIMD load).
 pub const HOST_ALIGN: usize = 64;
@@ -29,11 +28,81 @@ const CACHE_MIN: usize = 1 << 20;
 /// The most bytes the cache holds.
 const CACHE_MAX: usize = 1 << 30;
 
+/// A host block from the allocator.
+struct HostBlock(NonNull<u8>);
+// SAFETY: a block is owned by one array or by the pool alone.
+unsafe impl Send for HostBlock {}
+
+/// Aligned blocks from the global allocator (a dangling aligned pointer for zero bytes).
+struct HostBlocks;
+
+fn zero_sized() -> NonNull<u8> {
+    NonNull::new(HOST_ALIGN as *mut u8).expect("non-zero")
+}
+
+impl BlockSource for HostBlocks {
+    type Block = HostBlock;
+
+    fn create(&self, bytes: usize) -> Result<HostBlock> {
+        if bytes == 0 {
+            return Ok(HostBlock(zero_sized()));
+        }
+        let oom = || Error::OutOfMemory {
+            bytes,
+            device: "cpu".into(),
+        };
+        let layout = AllocLayout::from_size_align(bytes, HOST_ALIGN).map_err(|_| oom())?;
+        // SAFETY: the layout has a non-zero size.
+        NonNull::new(unsafe { alloc(layout) })
+            .map(HostBlock)
+            .ok_or_else(oom)
+    }
+
+    fn destroy(&self, block: HostBlock, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let layout = AllocLayout::from_size_align(bytes, HOST_ALIGN)
+            .expect("the layout was valid at allocation");
+        // SAFETY: allocated by `create` with this layout, owned by no array.
+        unsafe { dealloc(block.0.as_ptr(), layout) };
+        Ok(())
+    }
+}
+
+/// The process's host memory pool.
+fn pool() -> &'static Pool<HostBlocks> {
+    static P: OnceLock<Pool<HostBlocks>> = OnceLock::new();
+    P.get_or_init(|| {
+        Pool::new(
+            HostBlocks,
+            PoolPolicy {
+                classes: SizeClasses {
+                    granule: 512,
+                    linear_until: 4096,
+                },
+                cache_min: CACHE_MIN,
+                cache_max: CACHE_MAX,
+                max_block: usize::MAX,
+            },
+        )
+    })
+}
+
+/// Counters of the host memory pool.
+pub fn pool_stats() -> PoolStats {
+    pool().stats()
+}
+
+/// Gives every cached block back to the system allocator.
+pub fn release_cached() {
+    // Freeing host memory cannot fail.
+    let _ = pool().release_cached();
+}
+
 enum Owner {
-    Heap {
-        counters: Arc<Counters>,
-        class: usize,
-    },
+    /// From the pool, with the size it gave.
+    Pool(usize),
     Foreign(#[allow(dead_code)] Box<dyn Any + Send + Sync>),
 }
 
@@ -49,99 +118,13 @@ pub struct CpuMemory {
 unsafe impl Send for CpuMemory {}
 unsafe impl Sync for CpuMemory {}
 
-struct Block(NonNull<u8>);
-// SAFETY: a cached block is owned by the cache alone.
-unsafe impl Send for Block {}
-
-#[derive(Default)]
-struct Cache {
-    free: HashMap<usize, Vec<Block>>,
-    bytes: usize,
-}
-
-fn cache() -> &'static Mutex<Cache> {
-    static C: OnceLock<Mutex<Cache>> = OnceLock::new();
-    C.get_or_init(|| Mutex::new(Cache::default()))
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Cache> {
-    cache().lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn layout_of(class: usize) -> Option<AllocLayout> {
-    AllocLayout::from_size_align(class, HOST_ALIGN).ok()
-}
-
-fn fresh(class: usize) -> Option<NonNull<u8>> {
-    let layout = layout_of(class)?;
-    // SAFETY: the layout has a non-zero size.
-    NonNull::new(unsafe { alloc(layout) })
-}
-
-/// Bytes held in the cache of freed blocks.
-pub fn cached_bytes() -> usize {
-    lock().bytes
-}
-
-/// Gives every cached block back to the system allocator.
-pub fn release_cached() {
-    let blocks: Vec<(usize, Vec<Block>)> = {
-        let mut c = lock();
-        c.bytes = 0;
-        c.free.drain().collect()
-    };
-    for (class, list) in blocks {
-        let layout = layout_of(class).expect("cached blocks have valid layouts");
-        for b in list {
-            // SAFETY: allocated by `fresh` with this layout, owned by no array.
-            unsafe { dealloc(b.0.as_ptr(), layout) };
-        }
-    }
-}
-
 impl CpuMemory {
-    pub(crate) fn allocate(nbytes: usize, counters: Arc<Counters>) -> Result<CpuMemory> {
-        let oom = || Error::OutOfMemory {
-            bytes: nbytes,
-            device: "cpu".into(),
-        };
-        let (ptr, class) = if nbytes == 0 {
-            // A dangling but aligned pointer: never dereferenced for zero bytes.
-            (NonNull::new(HOST_ALIGN as *mut u8).expect("non-zero"), 0)
-        } else if nbytes >= CACHE_MIN {
-            let class = size_class(nbytes);
-            let reused = {
-                let mut c = lock();
-                let hit = c.free.get_mut(&class).and_then(|v| v.pop());
-                if hit.is_some() {
-                    c.bytes -= class;
-                }
-                hit
-            };
-            match reused {
-                Some(b) => (b.0, class),
-                None => match fresh(class) {
-                    Some(p) => (p, class),
-                    None => {
-                        // Memory is short: return the cache to the system and try once more.
-                        release_cached();
-                        (fresh(class).ok_or_else(oom)?, class)
-                    }
-                },
-            }
-        } else {
-            let layout = AllocLayout::from_size_align(nbytes, HOST_ALIGN).map_err(|_| oom())?;
-            // SAFETY: the layout has a non-zero size.
-            (
-                NonNull::new(unsafe { alloc(layout) }).ok_or_else(oom)?,
-                nbytes,
-            )
-        };
-        counters.add(nbytes);
+    pub(crate) fn allocate(nbytes: usize) -> Result<CpuMemory> {
+        let (block, size) = pool().allocate(nbytes)?;
         Ok(CpuMemory {
-            ptr,
+            ptr: block.0,
             nbytes,
-            owner: Owner::Heap { counters, class },
+            owner: Owner::Pool(size),
         })
     }
 
@@ -154,8 +137,7 @@ impl CpuMemory {
         nbytes: usize,
         owner: Box<dyn Any + Send + Sync>,
     ) -> CpuMemory {
-        let ptr =
-            NonNull::new(ptr).unwrap_or(NonNull::new(HOST_ALIGN as *mut u8).expect("non-zero"));
+        let ptr = NonNull::new(ptr).unwrap_or(zero_sized());
         CpuMemory {
             ptr,
             nbytes,
@@ -174,33 +156,21 @@ impl CpuMemory {
     }
 }
 
+impl DeviceMemory for CpuMemory {
+    fn host_ptr(&self) -> Option<*mut u8> {
+        Some(self.ptr.as_ptr())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 impl Drop for CpuMemory {
     fn drop(&mut self) {
-        let Owner::Heap { counters, class } = &self.owner else {
-            return;
-        };
-        counters.sub(self.nbytes);
-        let class = *class;
-        if self.nbytes == 0 {
-            return;
+        if let Owner::Pool(size) = self.owner {
+            pool().release(HostBlock(self.ptr), size);
         }
-        if self.nbytes >= CACHE_MIN {
-            let mut c = lock();
-            if c.bytes + class <= CACHE_MAX {
-                c.bytes += class;
-                c.free.entry(class).or_default().push(Block(self.ptr));
-                return;
-            }
-            drop(c);
-            let layout = layout_of(class).expect("layout was valid at allocation");
-            // SAFETY: allocated by `fresh` with this layout.
-            unsafe { dealloc(self.ptr.as_ptr(), layout) };
-            return;
-        }
-        let layout = AllocLayout::from_size_align(self.nbytes, HOST_ALIGN)
-            .expect("layout was valid at allocation");
-        // SAFETY: allocated in `allocate` with this layout.
-        unsafe { dealloc(self.ptr.as_ptr(), layout) };
     }
 }
 
@@ -210,21 +180,20 @@ mod tests {
 
     #[test]
     fn large_blocks_are_reused() {
-        let counters = Arc::new(Counters::default());
         // An unusual size, so no concurrently running test uses the same class.
         let n = (13 << 20) + 12_345;
-        let a = CpuMemory::allocate(n, counters.clone()).unwrap();
+        let a = CpuMemory::allocate(n).unwrap();
         let p = a.as_ptr();
         // SAFETY: the block is n bytes long.
         unsafe { std::ptr::write_bytes(p, 0x5a, n) };
         drop(a);
-        let b = CpuMemory::allocate(n - 1000, counters.clone()).unwrap();
+        let b = CpuMemory::allocate(n - 1000).unwrap();
         assert_eq!(
             b.as_ptr(),
             p,
             "a freed block of the same class is handed out again"
         );
-        let small = CpuMemory::allocate(100, counters).unwrap();
+        let small = CpuMemory::allocate(100).unwrap();
         assert_eq!(small.as_ptr() as usize % HOST_ALIGN, 0);
     }
 }

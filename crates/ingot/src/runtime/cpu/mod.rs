@@ -4,47 +4,48 @@ pub(crate) mod compiler;
 pub mod kernel;
 mod memory;
 
-pub use memory::{cached_bytes, release_cached, CpuMemory};
+pub use memory::{pool_stats, release_cached, CpuMemory};
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::device::Device;
-use crate::error::{Error, Result};
-use crate::runtime::{Buffer, MemoryInfo, Runtime, Storage};
+use crate::error::Result;
+use crate::runtime::backend::{Backend, Runtime};
+use crate::runtime::kernel::KernelBackend;
+use crate::runtime::memory::{Buffer, MemoryInfo};
 
-/// Byte counters shared by every CPU buffer.
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub used: AtomicUsize,
-    pub peak: AtomicUsize,
-    pub buffers: AtomicUsize,
-}
+/// The CPU backend: one device.
+pub struct CpuBackend;
 
-impl Counters {
-    pub(crate) fn add(&self, n: usize) {
-        let now = self.used.fetch_add(n, Ordering::Relaxed) + n;
-        self.peak.fetch_max(now, Ordering::Relaxed);
-        self.buffers.fetch_add(1, Ordering::Relaxed);
+/// The CPU backend, as the registry lists it.
+pub static BACKEND: CpuBackend = CpuBackend;
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> &'static str {
+        "cpu"
     }
 
-    pub(crate) fn sub(&self, n: usize) {
-        self.used.fetch_sub(n, Ordering::Relaxed);
-        self.buffers.fetch_sub(1, Ordering::Relaxed);
+    fn device_count(&self) -> usize {
+        1
+    }
+
+    fn open(&self, index: usize) -> Result<Arc<dyn Runtime>> {
+        if index != 0 {
+            return Err(crate::error::Error::DeviceUnavailable(format!(
+                "cpu:{index}: there is only one cpu device"
+            )));
+        }
+        Ok(Arc::new(CpuRuntime::new()))
     }
 }
 
 /// The host CPU as a device.
-pub struct CpuRuntime {
-    counters: Arc<Counters>,
-}
+pub struct CpuRuntime;
 
 impl CpuRuntime {
     /// Creates the CPU runtime (cheap; the registry keeps one).
     pub fn new() -> CpuRuntime {
-        CpuRuntime {
-            counters: Arc::new(Counters::default()),
-        }
+        CpuRuntime
     }
 }
 
@@ -56,14 +57,9 @@ impl Default for CpuRuntime {
 
 fn host_slice(buf: &Buffer, offset: usize, len: usize, what: &str) -> Result<*mut u8> {
     buf.check_range(offset, len, what)?;
-    match buf.storage() {
-        Storage::Cpu(m) => Ok(unsafe { m.as_ptr().add(offset) }),
-        #[allow(unreachable_patterns)]
-        _ => Err(Error::DeviceMismatch(format!(
-            "{what}: buffer on {} given to the cpu runtime",
-            buf.device()
-        ))),
-    }
+    let m = buf.expect_memory::<CpuMemory>(what, "cpu")?;
+    // SAFETY: the range was checked against the buffer.
+    Ok(unsafe { m.as_ptr().add(offset) })
 }
 
 impl Runtime for CpuRuntime {
@@ -76,8 +72,8 @@ impl Runtime for CpuRuntime {
     }
 
     fn allocate(&self, nbytes: usize) -> Result<Buffer> {
-        let mem = CpuMemory::allocate(nbytes, self.counters.clone())?;
-        Ok(Buffer::new(Storage::Cpu(mem), nbytes, Device::Cpu, true))
+        let mem = CpuMemory::allocate(nbytes)?;
+        Ok(Buffer::new(mem, nbytes, Device::Cpu, true))
     }
 
     fn copy_from_host(&self, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
@@ -119,14 +115,19 @@ impl Runtime for CpuRuntime {
 
     fn memory_info(&self) -> MemoryInfo {
         let (free, total) = host_memory();
+        let s = memory::pool_stats();
         MemoryInfo {
-            used: self.counters.used.load(Ordering::Relaxed),
-            pool: memory::cached_bytes(),
+            used: s.used,
+            pool: s.pooled,
             free,
             total,
-            peak: self.counters.peak.load(Ordering::Relaxed),
-            buffers: self.counters.buffers.load(Ordering::Relaxed),
+            peak: s.peak,
+            buffers: s.live,
         }
+    }
+
+    fn kernels(&self) -> Result<Arc<dyn KernelBackend>> {
+        Ok(kernel::CpuKernelBackend::shared())
     }
 }
 

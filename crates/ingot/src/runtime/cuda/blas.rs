@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::cublas::{result as cublas, sys as cusys};
 
-use super::CudaInner;
-use crate::array::Array;
+use super::context::CudaInner;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::layout::MatrixForm;
+use crate::runtime::gemm::{Gemm, GemmOperand};
 
 /// A cuBLAS handle bound to the device's stream.
 pub struct Blas {
@@ -77,65 +78,10 @@ pub fn blas(inner: &Arc<CudaInner>) -> Result<Arc<Blas>> {
     Ok(b)
 }
 
-/// How one operand's last two axes sit in memory: row-major with leading dimension `ld`, or
-/// the transpose of such a matrix.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct MatrixLayout {
-    transposed: bool,
-    ld: i64,
-}
-
-fn matrix_layout(a: &Array) -> Option<MatrixLayout> {
-    let n = a.ndim();
-    let (rows, cols) = (a.shape()[n - 2], a.shape()[n - 1]);
-    let (rs, cs) = (a.layout().strides()[n - 2], a.layout().strides()[n - 1]);
-    if (cs == 1 || cols <= 1) && rs >= cols.max(1) as isize {
-        return Some(MatrixLayout {
-            transposed: false,
-            ld: rs.max(1) as i64,
-        });
-    }
-    if (rs == 1 || rows <= 1) && cs >= rows.max(1) as isize {
-        return Some(MatrixLayout {
-            transposed: true,
-            ld: cs.max(1) as i64,
-        });
-    }
-    None
-}
-
-/// Splits the batch axes into an outer part looped over and an inner run that all three
-/// operands step through with one stride each: `(outer shape, inner count, strides)`.
-fn batch_plan(arrays: [&Array; 3]) -> (Vec<usize>, usize, [i64; 3]) {
-    let nb = arrays[2].ndim() - 2;
-    let shape = &arrays[2].shape()[..nb];
-    let stride = |i: usize, ax: usize| arrays[i].layout().strides()[ax] as i64;
-    let mut split = nb;
-    let mut count = 1usize;
-    let mut strides = [0i64; 3];
-    while split > 0 {
-        let ax = split - 1;
-        let len = shape[ax];
-        if len == 1 {
-            split -= 1;
-            continue;
-        }
-        if count == 1 {
-            strides = [stride(0, ax), stride(1, ax), stride(2, ax)];
-        } else if (0..3).any(|i| stride(i, ax) != strides[i] * count as i64) {
-            break;
-        }
-        count *= len;
-        split -= 1;
-    }
-    (shape[..split].to_vec(), count, strides)
-}
-
-/// `out = a @ b` for arrays already broadcast to `[..batch, m, k] @ [..batch, k, n]`;
-/// `out` is contiguous. Layouts cuBLAS cannot express are copied first.
-pub fn matmul(inner: &Arc<CudaInner>, a: &Array, b: &Array, out: &Array) -> Result<()> {
-    let dtype = out.dtype();
-    let (data_type, compute, esize) = match dtype {
+/// `gemm.out = gemm.a @ gemm.b` on cuBLAS. `Ok(false)` for dtypes cuBLAS has no GEMM for, or
+/// an operand whose last two axes have no BLAS form (the caller copies it first).
+pub fn gemm(inner: &Arc<CudaInner>, gemm: &Gemm<'_>) -> Result<bool> {
+    let (data_type, compute, esize) = match gemm.dtype {
         DType::Float32 => (
             cusys::cudaDataType::CUDA_R_32F,
             cusys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
@@ -156,32 +102,16 @@ pub fn matmul(inner: &Arc<CudaInner>, a: &Array, b: &Array, out: &Array) -> Resu
             cusys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             2,
         ),
-        other => {
-            return Err(Error::UnsupportedDType {
-                op: "matmul on cuda (cuBLAS)",
-                dtype: other,
-            })
-        }
+        _ => return Ok(false),
     };
-    let nd = out.ndim();
-    let (m, n) = (out.shape()[nd - 2], out.shape()[nd - 1]);
-    let k = a.shape()[nd - 1];
+    let (Some(la), Some(lb)) = (gemm.a.layout.matrix_form(), gemm.b.layout.matrix_form()) else {
+        return Ok(false);
+    };
+    let (m, n, k) = gemm.dims();
     if m == 0 || n == 0 {
-        return Ok(());
+        return Ok(true);
     }
-    let fixed = |x: &Array| -> Result<(Array, MatrixLayout)> {
-        match matrix_layout(x) {
-            Some(l) => Ok((x.clone(), l)),
-            None => {
-                let c = x.contiguous()?;
-                let l = matrix_layout(&c).expect("contiguous matrices are row-major");
-                Ok((c, l))
-            }
-        }
-    };
-    let (a, la) = fixed(a)?;
-    let (b, lb) = fixed(b)?;
-    let (outer, count, strides) = batch_plan([&a, &b, out]);
+    let (outer, count, strides) = gemm.batch_plan();
     let handle = blas(inner)?;
     let h = handle.handle.lock().unwrap_or_else(|p| p.into_inner());
     inner.bind()?;
@@ -191,26 +121,24 @@ pub fn matmul(inner: &Arc<CudaInner>, a: &Array, b: &Array, out: &Array) -> Resu
         }
         _ => (1f32.to_ne_bytes().to_vec(), 0f32.to_ne_bytes().to_vec()),
     };
-    let ptr = |x: &Array| -> Result<u64> {
-        x.buffer()
+    let ptr = |x: &GemmOperand<'_>| -> Result<u64> {
+        x.buffer
             .device_ptr()
             .ok_or_else(|| Error::DeviceMismatch("matmul on cuda given a host array".into()))
     };
-    let (pa, pb, pc) = (ptr(&a)?, ptr(&b)?, ptr(out)?);
+    let operands = [gemm.a, gemm.b, gemm.out];
+    let (pa, pb, pc) = (ptr(&gemm.a)?, ptr(&gemm.b)?, ptr(&gemm.out)?);
     let outer_total: usize = outer.iter().product();
+    let ld = |f: MatrixForm| f.ld as i32;
     for o in 0..outer_total {
         // Position of this outer batch element in each operand.
         let mut rem = o;
-        let mut offs = [
-            a.layout().offset() as i64,
-            b.layout().offset() as i64,
-            out.layout().offset() as i64,
-        ];
+        let mut offs = operands.map(|x| x.layout.offset() as i64);
         for ax in (0..outer.len()).rev() {
             let i = (rem % outer[ax]) as i64;
             rem /= outer[ax];
-            for (j, x) in [&a, &b, out].iter().enumerate() {
-                offs[j] += i * x.layout().strides()[ax] as i64;
+            for (j, x) in operands.iter().enumerate() {
+                offs[j] += i * x.layout.strides()[ax] as i64;
             }
         }
         let at = |p: u64, off: i64| (p as i64 + off * esize) as u64 as *const c_void;
@@ -234,11 +162,11 @@ pub fn matmul(inner: &Arc<CudaInner>, a: &Array, b: &Array, out: &Array) -> Resu
                 alpha.as_ptr() as *const c_void,
                 at(pb, offs[1]),
                 data_type,
-                lb.ld as i32,
+                ld(lb),
                 strides[1],
                 at(pa, offs[0]),
                 data_type,
-                la.ld as i32,
+                ld(la),
                 strides[0],
                 beta.as_ptr() as *const c_void,
                 at(pc, offs[2]) as *mut c_void,
@@ -253,5 +181,5 @@ pub fn matmul(inner: &Arc<CudaInner>, a: &Array, b: &Array, out: &Array) -> Resu
         .map_err(|e| blas_error(e, "cublasGemmStridedBatchedEx"))?;
     }
     inner.note_launch("matmul (cuBLAS)");
-    Ok(())
+    Ok(true)
 }

@@ -8,15 +8,15 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys};
 
+use super::context::CudaInner;
 use super::driver::check;
 use super::nvrtc;
-use super::CudaInner;
 use crate::cache;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::backend::{
-    BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
-    MathMode,
+use crate::runtime::kernel::{
+    translation_error, BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend,
+    LaunchParams, MathMode,
 };
 
 /// Kernel arguments whose parameter pointers are kept on the stack at launch (more use the heap).
@@ -110,8 +110,7 @@ impl KernelBackend for CudaKernels {
         msl_options.include_dirs = options.include_dirs.clone();
         // The same mapping as the CPU engine: a missing or unknown function constant is an
         // argument error, anything else a compile error.
-        let translation = ingot_msl::translate(source, &msl_options)
-            .map_err(crate::runtime::cpu::kernel::translate_error)?;
+        let translation = ingot_msl::translate(source, &msl_options).map_err(translation_error)?;
         let headers = ingot_msl::prelude_files(ingot_msl::Target::Cuda);
         let arch = arch_of(&self.inner);
         let (nv_major, nv_minor) = nvrtc::version()?;

@@ -29,16 +29,17 @@ use objc2_metal::{
     MTLLanguageVersion, MTLLibrary, MTLMathFloatingPointFunctions, MTLMathMode, MTLSize,
 };
 
-use super::{MetalInner, MetalMemory};
+use super::context::MetalInner;
+use super::memory::MetalMemory;
 use crate::cache;
 use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernel::backend::{
+use crate::runtime::kernel::{
     BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
     MathMode,
 };
-use crate::runtime::Storage;
+use crate::runtime::memory::Buffer;
 use ingot_msl::{AddressSpace, ScalarKind};
 
 type MtlLibrary = Retained<ProtocolObject<dyn MTLLibrary>>;
@@ -537,7 +538,7 @@ impl MetalFunction {
                     ..
                 } if slot.constant && offset % CONSTANT_OFFSET_ALIGN != 0 => {
                     let m = self.memory_of(buffer)?;
-                    let tmp = self.inner.temp_memory(*nbytes)?;
+                    let tmp = MetalMemory::temp(&self.inner, *nbytes)?;
                     let (src, dst) = (m.mtl_buffer(), tmp.mtl_buffer());
                     let (off, len) = (*offset, *nbytes);
                     if len > 0 {
@@ -572,9 +573,9 @@ impl MetalFunction {
         Ok(out)
     }
 
-    fn memory_of<'b>(&self, buffer: &'b crate::runtime::Buffer) -> Result<&'b MetalMemory> {
-        match buffer.storage() {
-            Storage::Metal(m) if Arc::ptr_eq(m.inner(), &self.inner) => Ok(m),
+    fn memory_of<'b>(&self, buffer: &'b Buffer) -> Result<&'b MetalMemory> {
+        match buffer.memory_as::<MetalMemory>() {
+            Some(m) if Arc::ptr_eq(m.inner(), &self.inner) => Ok(m),
             _ => Err(Error::DeviceMismatch(format!(
                 "kernel `{}` runs on metal:{}, an argument is on {}",
                 self.name,

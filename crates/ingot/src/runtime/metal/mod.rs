@@ -36,12 +36,16 @@
 //! Every other dtype of ingot (bool, integers up to 64 bits, float16, bfloat16, float32) is
 //! supported.
 
+mod context;
+mod device;
 mod kernel;
-pub mod matmul;
+mod memory;
 mod pool;
 
+pub use context::MetalInner;
+pub use device::{batch_limit, check_dtype, device_count, page_size, MetalProperties, MtlDevice};
 pub use kernel::{MetalFunction, MetalKernels, MetalLibrary};
-pub use pool::size_class;
+pub use memory::MetalMemory;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -50,515 +54,37 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use block2::RcBlock;
-use objc2::rc::{autoreleasepool, Retained};
-use objc2::runtime::ProtocolObject;
-use objc2_metal::{
-    MTLBlitCommandEncoder, MTLBuffer, MTLCommandBuffer, MTLCommandBufferStatus, MTLCommandEncoder,
-    MTLCommandQueue, MTLComputeCommandEncoder, MTLCopyAllDevices, MTLCreateSystemDefaultDevice,
-    MTLDevice, MTLResourceOptions,
-};
+use objc2::rc::autoreleasepool;
+use objc2_metal::{MTLBlitCommandEncoder, MTLDevice, MTLResourceOptions};
 
-use self::pool::{Pool, PooledBuffer};
+use self::pool::PooledBuffer;
 use crate::device::Device;
 use crate::dtype::DType;
-use crate::error::{Error, Result};
-use crate::runtime::{Buffer, MemoryInfo, Runtime, Storage};
-
-// `MTLCreateSystemDefaultDevice` (and device enumeration in a command-line process) returns no
-// device unless CoreGraphics is linked (objc2-metal's documentation); objc2-metal links Metal.
-#[cfg(target_os = "macos")]
-#[link(name = "CoreGraphics", kind = "framework")]
-extern "C" {}
-
-/// A retained Metal device.
-pub type MtlDevice = Retained<ProtocolObject<dyn MTLDevice>>;
-type MtlCommandBuffer = Retained<ProtocolObject<dyn MTLCommandBuffer>>;
-type MtlComputeEncoder = Retained<ProtocolObject<dyn MTLComputeCommandEncoder>>;
-
-/// The dtype rule of Metal devices: everything but float64.
-pub fn check_dtype(dtype: DType) -> Result<()> {
-    if dtype == DType::Float64 {
-        return Err(Error::UnsupportedDType {
-            op: "a Metal array (Metal GPUs have no 64-bit floating point; convert with \
-                 astype(float32) first)",
-            dtype,
-        });
-    }
-    Ok(())
-}
-
-/// Dispatches per command buffer before it is committed without waiting (`INGOT_METAL_BATCH`,
-/// default 64, at least 1).
-pub fn batch_limit() -> usize {
-    static LIMIT: OnceLock<usize> = OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        std::env::var("INGOT_METAL_BATCH")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(64)
-            .max(1)
-    })
-}
-
-/// The host's page size (16 KiB on Apple silicon).
-pub fn page_size() -> usize {
-    extern "C" {
-        fn getpagesize() -> std::ffi::c_int;
-    }
-    // SAFETY: `getpagesize` takes no argument and only reads a system constant.
-    let n = unsafe { getpagesize() };
-    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(16384)
-}
-
-fn all_devices() -> Vec<MtlDevice> {
-    autoreleasepool(|_| {
-        let list = MTLCopyAllDevices();
-        let mut out: Vec<MtlDevice> = (0..list.count()).map(|i| list.objectAtIndex(i)).collect();
-        if out.is_empty() {
-            if let Some(d) = MTLCreateSystemDefaultDevice() {
-                out.push(d);
-            }
-        }
-        out
-    })
-}
-
-/// Number of Metal devices on this machine (0 where Metal is absent).
-pub fn device_count() -> usize {
-    static COUNT: OnceLock<usize> = OnceLock::new();
-    *COUNT.get_or_init(|| all_devices().len())
-}
-
-/// Properties read once from the device.
-#[derive(Clone, Debug)]
-pub struct MetalProperties {
-    /// `name` (`"Apple M2 Max"`).
-    pub name: String,
-    /// `registryID`: identifies the GPU across processes.
-    pub registry_id: u64,
-    /// `recommendedMaxWorkingSetSize`: bytes the GPU can use without a performance penalty.
-    pub recommended_working_set_size: u64,
-    /// `maxThreadsPerThreadgroup` along x, y, z.
-    pub max_threads_per_threadgroup: [usize; 3],
-    /// `maxThreadgroupMemoryLength` in bytes.
-    pub max_threadgroup_memory: usize,
-    /// `maxBufferLength` in bytes.
-    pub max_buffer_length: usize,
-    /// `hasUnifiedMemory`: true on Apple silicon.
-    pub has_unified_memory: bool,
-    /// `maxTransferRate` in bytes per second (0 for built-in GPUs).
-    pub max_transfer_rate: u64,
-    /// `isLowPower`.
-    pub low_power: bool,
-    /// `isRemovable` (an eGPU).
-    pub removable: bool,
-}
-
-impl MetalProperties {
-    fn read(d: &ProtocolObject<dyn MTLDevice>) -> MetalProperties {
-        let t = d.maxThreadsPerThreadgroup();
-        MetalProperties {
-            name: d.name().to_string(),
-            registry_id: d.registryID(),
-            recommended_working_set_size: d.recommendedMaxWorkingSetSize(),
-            max_threads_per_threadgroup: [t.width, t.height, t.depth],
-            max_threadgroup_memory: d.maxThreadgroupMemoryLength(),
-            max_buffer_length: d.maxBufferLength(),
-            has_unified_memory: d.hasUnifiedMemory(),
-            max_transfer_rate: d.maxTransferRate(),
-            low_power: d.isLowPower(),
-            removable: d.isRemovable(),
-        }
-    }
-}
-
-/// A committed command buffer not yet known to have completed.
-struct Committed {
-    cb: MtlCommandBuffer,
-    kernels: Vec<String>,
-}
-
-/// The command buffer being filled and the committed ones.
-#[derive(Default)]
-struct Queue {
-    cb: Option<MtlCommandBuffer>,
-    compute: Option<MtlComputeEncoder>,
-    /// Kernel names of `cb`, for error messages.
-    kernels: Vec<String>,
-    /// Commands encoded into `cb`.
-    commands: usize,
-    committed: Vec<Committed>,
-    /// The first failure seen while pruning, reported at the next synchronisation.
-    error: Option<String>,
-}
-
-/// State shared by the runtime, its buffers and its kernels.
-pub struct MetalInner {
-    index: usize,
-    device: MtlDevice,
-    queue: Retained<ProtocolObject<dyn MTLCommandQueue>>,
-    pool: Pool,
-    props: MetalProperties,
-    work: Mutex<Queue>,
-}
-
-// SAFETY: the device and the command queue are thread-safe Metal objects (`Send + Sync` in
-// objc2-metal). The command buffer and encoders in `work`, which are not, are only touched with
-// the `work` mutex held, so one thread at a time uses them.
-unsafe impl Send for MetalInner {}
-// SAFETY: as above.
-unsafe impl Sync for MetalInner {}
-
-fn describe_failure(cb: &ProtocolObject<dyn MTLCommandBuffer>) -> String {
-    match cb.error() {
-        Some(e) => format!("{} (code {})", e.localizedDescription(), e.code()),
-        None => "the command buffer failed without an NSError".to_string(),
-    }
-}
-
-impl MetalInner {
-    /// The device index (position in `MTLCopyAllDevices`).
-    pub fn index(&self) -> usize {
-        self.index
-    }
-
-    /// The Metal device.
-    pub fn device(&self) -> &ProtocolObject<dyn MTLDevice> {
-        &self.device
-    }
-
-    /// Device properties.
-    pub fn properties(&self) -> &MetalProperties {
-        &self.props
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.work.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn failure(&self, kernels: &[String], cb: &ProtocolObject<dyn MTLCommandBuffer>) -> String {
-        let names = if kernels.is_empty() {
-            String::new()
-        } else {
-            format!(" in kernel {}", kernels.join(", "))
-        };
-        format!(
-            "metal:{}: command buffer failed{names}: {}",
-            self.index,
-            describe_failure(cb)
-        )
-    }
-
-    fn ensure_cb<'q>(&self, q: &'q mut Queue) -> Result<&'q MtlCommandBuffer> {
-        if q.cb.is_none() {
-            let cb = self.queue.commandBuffer().ok_or_else(|| {
-                Error::Device(format!(
-                    "metal:{}: the command queue returned no command buffer",
-                    self.index
-                ))
-            })?;
-            q.cb = Some(cb);
-        }
-        q.cb.as_ref()
-            .ok_or_else(|| Error::Device("metal: no command buffer".into()))
-    }
-
-    fn end_compute(q: &mut Queue) {
-        if let Some(enc) = q.compute.take() {
-            enc.endEncoding();
-        }
-    }
-
-    /// Commits the command buffer being filled (if any) without waiting, and forgets committed
-    /// command buffers that completed (recording the first failure for the next synchronisation).
-    fn flush_locked(&self, q: &mut Queue) {
-        Self::end_compute(q);
-        if let Some(cb) = q.cb.take() {
-            cb.commit();
-            q.committed.push(Committed {
-                cb,
-                kernels: std::mem::take(&mut q.kernels),
-            });
-        }
-        q.commands = 0;
-        let mut keep = Vec::with_capacity(q.committed.len());
-        for c in q.committed.drain(..) {
-            let status = c.cb.status();
-            if status == MTLCommandBufferStatus::Completed {
-                continue;
-            }
-            if status == MTLCommandBufferStatus::Error {
-                if q.error.is_none() {
-                    q.error = Some(self.failure(&c.kernels, &c.cb));
-                }
-                continue;
-            }
-            keep.push(c);
-        }
-        q.committed = keep;
-    }
-
-    /// Commits pending work and waits for every committed command buffer; returns the first
-    /// failure since the last synchronisation.
-    fn wait_locked(&self, q: &mut Queue) -> Result<()> {
-        self.flush_locked(q);
-        for c in std::mem::take(&mut q.committed) {
-            c.cb.waitUntilCompleted();
-            if c.cb.status() == MTLCommandBufferStatus::Error && q.error.is_none() {
-                q.error = Some(self.failure(&c.kernels, &c.cb));
-            }
-        }
-        match q.error.take() {
-            Some(msg) => Err(Error::Device(msg)),
-            None => Ok(()),
-        }
-    }
-
-    /// Commits pending work and waits for it; reports the first command-buffer failure since the
-    /// last synchronisation, naming its kernels.
-    pub fn synchronize(&self) -> Result<()> {
-        autoreleasepool(|_| {
-            let mut q = self.lock();
-            self.wait_locked(&mut q)
-        })
-    }
-
-    /// Commits pending work without waiting.
-    pub fn flush(&self) {
-        autoreleasepool(|_| {
-            let mut q = self.lock();
-            self.flush_locked(&mut q);
-        })
-    }
-
-    /// Encodes one compute dispatch (`encode` sets the pipeline, binds and dispatches) into the
-    /// current command buffer; commits it when it reaches [`batch_limit`] commands.
-    pub fn encode_compute(
-        &self,
-        name: &str,
-        encode: impl FnOnce(&ProtocolObject<dyn MTLComputeCommandEncoder>),
-    ) -> Result<()> {
-        autoreleasepool(|_| {
-            let mut q = self.lock();
-            let q = &mut *q;
-            if q.compute.is_none() {
-                let cb = self.ensure_cb(q)?;
-                let enc = cb.computeCommandEncoder().ok_or_else(|| {
-                    Error::Device(format!(
-                        "metal:{}: the command buffer returned no compute encoder",
-                        self.index
-                    ))
-                })?;
-                q.compute = Some(enc);
-            }
-            if let Some(enc) = q.compute.as_ref() {
-                encode(enc);
-            }
-            if q.kernels.last().map(|s| s.as_str()) != Some(name) && q.kernels.len() < 64 {
-                q.kernels.push(name.to_string());
-            }
-            q.commands += 1;
-            if q.commands >= batch_limit() {
-                self.flush_locked(q);
-            }
-            Ok(())
-        })
-    }
-
-    /// Encodes a blit (`encode` records copies or fills) into the current command buffer.
-    fn encode_blit(
-        &self,
-        what: &str,
-        encode: impl FnOnce(&ProtocolObject<dyn MTLBlitCommandEncoder>),
-    ) -> Result<()> {
-        autoreleasepool(|_| {
-            let mut q = self.lock();
-            let q = &mut *q;
-            Self::end_compute(q);
-            let cb = self.ensure_cb(q)?;
-            let blit = cb.blitCommandEncoder().ok_or_else(|| {
-                Error::Device(format!(
-                    "metal:{}: the command buffer returned no blit encoder",
-                    self.index
-                ))
-            })?;
-            encode(&blit);
-            blit.endEncoding();
-            if q.kernels.last().map(|s| s.as_str()) != Some(what) && q.kernels.len() < 64 {
-                q.kernels.push(what.to_string());
-            }
-            q.commands += 1;
-            if q.commands >= batch_limit() {
-                self.flush_locked(q);
-            }
-            Ok(())
-        })
-    }
-
-    /// Waits for all queued work, then runs one compute dispatch alone in its own command buffer
-    /// and returns its GPU time in seconds (`GPUEndTime - GPUStartTime`).
-    pub fn time_compute(
-        &self,
-        name: &str,
-        encode: impl FnOnce(&ProtocolObject<dyn MTLComputeCommandEncoder>),
-    ) -> Result<f64> {
-        autoreleasepool(|_| {
-            let mut q = self.lock();
-            self.wait_locked(&mut q)?;
-            let cb = self.queue.commandBuffer().ok_or_else(|| {
-                Error::Device(format!(
-                    "metal:{}: the command queue returned no command buffer",
-                    self.index
-                ))
-            })?;
-            let enc = cb.computeCommandEncoder().ok_or_else(|| {
-                Error::Device(format!(
-                    "metal:{}: the command buffer returned no compute encoder",
-                    self.index
-                ))
-            })?;
-            encode(&enc);
-            enc.endEncoding();
-            cb.commit();
-            cb.waitUntilCompleted();
-            if cb.status() == MTLCommandBufferStatus::Error {
-                return Err(Error::Device(self.failure(&[name.to_string()], &cb)));
-            }
-            Ok((cb.GPUEndTime() - cb.GPUStartTime()).max(0.0))
-        })
-    }
-
-    fn new_shared_buffer(&self, nbytes: usize) -> Option<Retained<ProtocolObject<dyn MTLBuffer>>> {
-        let options = MTLResourceOptions::StorageModeShared
-            | MTLResourceOptions::CPUCacheModeDefaultCache
-            | MTLResourceOptions::HazardTrackingModeTracked;
-        autoreleasepool(|_| self.device.newBufferWithLength_options(nbytes, options))
-    }
-
-    /// A buffer of at least `nbytes` from the pool, or freshly created.
-    fn allocate_block(&self, nbytes: usize) -> Result<(PooledBuffer, usize)> {
-        if nbytes > self.props.max_buffer_length {
-            return Err(Error::OutOfMemory {
-                bytes: nbytes,
-                device: format!(
-                    "metal:{} (the largest Metal buffer is {} bytes)",
-                    self.index, self.props.max_buffer_length
-                ),
-            });
-        }
-        let class = size_class(nbytes).min(self.props.max_buffer_length.max(nbytes));
-        if let Some(b) = self.pool.take(class) {
-            return Ok((b, class));
-        }
-        let buffer = match self.new_shared_buffer(class) {
-            Some(b) => b,
-            None => {
-                // Give cached buffers back and try once more.
-                self.pool.release_cached();
-                self.new_shared_buffer(class)
-                    .ok_or_else(|| Error::OutOfMemory {
-                        bytes: nbytes,
-                        device: format!("metal:{}", self.index),
-                    })?
-            }
-        };
-        self.pool.note_new(class);
-        Ok((PooledBuffer(buffer), class))
-    }
-
-    /// A pooled buffer of at least `nbytes` for a temporary use on the GPU (returned to the pool
-    /// when dropped; later users are ordered after the queued work).
-    pub(crate) fn temp_memory(self: &Arc<Self>, nbytes: usize) -> Result<MetalMemory> {
-        let (buffer, class) = self.allocate_block(nbytes)?;
-        Ok(MetalMemory {
-            buffer: Some(buffer),
-            class: Some(class),
-            nbytes,
-            inner: self.clone(),
-        })
-    }
-
-    /// A fresh shared buffer holding a copy of `bytes` (not pooled, so no queued work uses it).
-    pub(crate) fn buffer_with_bytes(
-        &self,
-        bytes: &[u8],
-    ) -> Result<Retained<ProtocolObject<dyn MTLBuffer>>> {
-        let buffer =
-            self.new_shared_buffer(bytes.len().max(16))
-                .ok_or_else(|| Error::OutOfMemory {
-                    bytes: bytes.len(),
-                    device: format!("metal:{}", self.index),
-                })?;
-        // SAFETY: the buffer is new (no GPU work uses it), shared (contents() is valid host
-        // memory) and at least `bytes.len()` long.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                buffer.contents().as_ptr() as *mut u8,
-                bytes.len(),
-            );
-        }
-        Ok(buffer)
-    }
-}
+use crate::error::Result;
+use crate::runtime::backend::{Backend, Runtime};
+use crate::runtime::kernel::KernelBackend;
+use crate::runtime::memory::{Buffer, MemoryInfo};
 
 /// Owner of host memory wrapped without a copy, dropped when Metal frees the buffer.
 type HostOwner = Box<dyn Any + Send>;
 
-/// Metal memory: a shared `MTLBuffer`, from the pool or wrapping host memory.
-pub struct MetalMemory {
-    buffer: Option<PooledBuffer>,
-    /// Size class for pooled buffers; `None` for wrapped host memory.
-    class: Option<usize>,
-    nbytes: usize,
-    inner: Arc<MetalInner>,
-}
+/// The Metal backend: the Apple GPUs `MTLCopyAllDevices` lists.
+pub struct MetalBackend;
 
-// SAFETY: an MTLBuffer is safe to reference from any thread; its contents are only accessed
-// under the synchronisation rules of the module documentation.
-unsafe impl Send for MetalMemory {}
-// SAFETY: as above; `&MetalMemory` exposes only the buffer object and its address.
-unsafe impl Sync for MetalMemory {}
+/// The Metal backend, as the registry lists it.
+pub static BACKEND: MetalBackend = MetalBackend;
 
-impl MetalMemory {
-    /// The Metal buffer.
-    pub fn mtl_buffer(&self) -> &ProtocolObject<dyn MTLBuffer> {
-        match &self.buffer {
-            Some(b) => &b.0,
-            // The buffer is only taken in Drop.
-            None => unreachable!("MetalMemory used after drop"),
-        }
+impl Backend for MetalBackend {
+    fn kind(&self) -> &'static str {
+        "metal"
     }
 
-    /// The host address of the shared memory (`contents()`).
-    pub fn contents(&self) -> *mut u8 {
-        self.mtl_buffer().contents().as_ptr() as *mut u8
+    fn device_count(&self) -> usize {
+        device_count()
     }
 
-    /// The runtime state of the device owning the memory.
-    pub fn inner(&self) -> &Arc<MetalInner> {
-        &self.inner
-    }
-
-    /// True when the memory is a wrapped host allocation (no copy was made).
-    pub fn is_wrapped(&self) -> bool {
-        self.class.is_none()
-    }
-}
-
-impl Drop for MetalMemory {
-    fn drop(&mut self) {
-        if let Some(b) = self.buffer.take() {
-            match self.class {
-                Some(class) => self.inner.pool.release(b, class),
-                None => {
-                    self.inner.pool.note_gone(self.nbytes);
-                    // Metal keeps the buffer alive while a command buffer uses it and calls the
-                    // deallocator (which drops the host owner) when it is freed.
-                    drop(b);
-                }
-            }
-        }
+    fn open(&self, index: usize) -> Result<Arc<dyn Runtime>> {
+        Ok(runtime(index)?)
     }
 }
 
@@ -578,59 +104,24 @@ pub fn runtime(index: usize) -> Result<Arc<MetalRuntime>> {
     if let Some(rt) = map.get(&index) {
         return Ok(rt.clone());
     }
-    let rt = Arc::new(MetalRuntime::new(index)?);
+    let rt = Arc::new(MetalRuntime {
+        inner: Arc::new(MetalInner::open(index)?),
+        kernels: OnceLock::new(),
+    });
     map.insert(index, rt.clone());
     Ok(rt)
 }
 
-/// The kernel engine of Metal device `index`.
-pub fn kernel_backend(index: usize) -> Result<Arc<MetalKernels>> {
-    let rt = runtime(index)?;
-    Ok(rt
-        .kernels
-        .get_or_init(|| Arc::new(MetalKernels::new(rt.inner.clone())))
-        .clone())
-}
-
 fn metal_memory<'a>(buf: &'a Buffer, what: &str) -> Result<&'a MetalMemory> {
-    match buf.storage() {
-        Storage::Metal(m) => Ok(m),
-        #[allow(unreachable_patterns)]
-        _ => Err(Error::DeviceMismatch(format!(
-            "{what}: buffer on {} given to a metal runtime",
-            buf.device()
-        ))),
-    }
+    buf.expect_memory::<MetalMemory>(what, "metal")
 }
 
 impl MetalRuntime {
-    /// Opens device `index` of `MTLCopyAllDevices` and creates its command queue.
-    /// Use [`runtime`] to share one per device.
-    fn new(index: usize) -> Result<MetalRuntime> {
-        let devices = all_devices();
-        let count = devices.len();
-        let Some(device) = devices.into_iter().nth(index) else {
-            return Err(Error::DeviceUnavailable(if count == 0 {
-                format!("metal:{index}: this machine has no Metal device")
-            } else {
-                format!("metal:{index}: this machine has {count} Metal device(s)")
-            }));
-        };
-        let queue = autoreleasepool(|_| device.newCommandQueue()).ok_or_else(|| {
-            Error::DeviceUnavailable(format!("metal:{index}: could not create a command queue"))
-        })?;
-        let props = MetalProperties::read(&device);
-        Ok(MetalRuntime {
-            inner: Arc::new(MetalInner {
-                index,
-                device,
-                queue,
-                pool: Pool::default(),
-                props,
-                work: Mutex::new(Queue::default()),
-            }),
-            kernels: OnceLock::new(),
-        })
+    /// The device's kernel engine, as its concrete type.
+    pub fn kernel_engine(&self) -> Arc<MetalKernels> {
+        self.kernels
+            .get_or_init(|| Arc::new(MetalKernels::new(self.inner.clone())))
+            .clone()
     }
 
     /// The state shared with buffers and kernels.
@@ -640,7 +131,7 @@ impl MetalRuntime {
 
     /// Device properties.
     pub fn properties(&self) -> &MetalProperties {
-        &self.inner.props
+        self.inner.properties()
     }
 
     /// Wraps host memory as a Metal buffer without copying (`newBufferWithBytesNoCopy`).
@@ -681,7 +172,7 @@ impl MetalRuntime {
         // only drops a `Send` value, so it may run on any thread.
         let buffer = autoreleasepool(|_| unsafe {
             self.inner
-                .device
+                .device()
                 .newBufferWithBytesNoCopy_length_options_deallocator(
                     nn,
                     nbytes,
@@ -692,45 +183,24 @@ impl MetalRuntime {
         let Some(buffer) = buffer else {
             return Ok(None);
         };
-        self.inner.pool.note_new(nbytes);
-        let mem = MetalMemory {
-            buffer: Some(PooledBuffer(buffer)),
-            class: None,
-            nbytes,
-            inner: self.inner.clone(),
-        };
-        Ok(Some(Buffer::new(
-            Storage::Metal(mem),
-            nbytes,
-            self.device(),
-            writable,
-        )))
+        let mem = MetalMemory::wrapped(self.inner.clone(), PooledBuffer(buffer), nbytes);
+        Ok(Some(Buffer::new(mem, nbytes, self.device(), writable)))
     }
 }
 
 impl Runtime for MetalRuntime {
     fn device(&self) -> Device {
-        Device::Metal(self.inner.index)
+        Device::Metal(self.inner.index())
     }
 
     fn name(&self) -> String {
-        self.inner.props.name.clone()
+        self.inner.properties().name.clone()
     }
 
     fn allocate(&self, nbytes: usize) -> Result<Buffer> {
         let (buffer, class) = self.inner.allocate_block(nbytes)?;
-        let mem = MetalMemory {
-            buffer: Some(buffer),
-            class: Some(class),
-            nbytes,
-            inner: self.inner.clone(),
-        };
-        Ok(Buffer::new(
-            Storage::Metal(mem),
-            nbytes,
-            self.device(),
-            true,
-        ))
+        let mem = MetalMemory::pooled(self.inner.clone(), buffer, class, nbytes);
+        Ok(Buffer::new(mem, nbytes, self.device(), true))
     }
 
     fn copy_from_host(&self, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
@@ -818,9 +288,9 @@ impl Runtime for MetalRuntime {
     }
 
     fn memory_info(&self) -> MemoryInfo {
-        let stats = self.inner.pool.stats();
-        let total = self.inner.props.recommended_working_set_size as usize;
-        let allocated = self.inner.device.currentAllocatedSize();
+        let stats = self.inner.pool().stats();
+        let total = self.inner.properties().recommended_working_set_size as usize;
+        let allocated = self.inner.device().currentAllocatedSize();
         MemoryInfo {
             used: stats.used,
             pool: stats.pooled,
@@ -834,6 +304,14 @@ impl Runtime for MetalRuntime {
     fn empty_cache(&self) {
         // Pooled buffers may still be referenced by queued command buffers; Metal keeps them
         // alive until those complete, so dropping our references needs no wait.
-        self.inner.pool.release_cached();
+        let _ = self.inner.pool().release_cached();
+    }
+
+    fn kernels(&self) -> Result<Arc<dyn KernelBackend>> {
+        Ok(self.kernel_engine())
+    }
+
+    fn check_dtype(&self, dtype: DType) -> Result<()> {
+        check_dtype(dtype)
     }
 }

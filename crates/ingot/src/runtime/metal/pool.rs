@@ -1,17 +1,18 @@
-//! A caching allocator for Metal buffers.
+//! Metal buffers for the shared caching pool (`runtime/pool.rs`).
 //!
 //! `newBufferWithLength:options:` maps fresh pages and costs far more than a free-list lookup, so
-//! freed buffers go to a free list keyed by size class and are handed out again. Reuse is safe
-//! because every GPU use of a buffer is ordered on the device's single command queue, and every
-//! host access (`copy_from_host`, `copy_to_host`, `host_ptr` after a synchronisation) waits for the
-//! queued work first (see the module documentation of `runtime::metal`).
+//! freed buffers go back to the pool and are handed out again. Reuse is safe because every GPU
+//! use of a buffer is ordered on the device's single command queue, and every host access
+//! (`copy_from_host`, `copy_to_host`, `host_ptr` after a synchronisation) waits for the queued
+//! work first (see the module documentation of `runtime::metal`).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use objc2::rc::Retained;
+use objc2::rc::{autoreleasepool, Retained};
 use objc2::runtime::ProtocolObject;
-use objc2_metal::MTLBuffer;
+use objc2_metal::{MTLBuffer, MTLDevice, MTLResourceOptions};
+
+use super::device::MtlDevice;
+use crate::error::{Error, Result};
+use crate::runtime::pool::{BlockSource, PoolPolicy, SizeClasses};
 
 /// A retained `MTLBuffer` that may move between threads.
 pub(crate) struct PooledBuffer(pub(crate) Retained<ProtocolObject<dyn MTLBuffer>>);
@@ -21,117 +22,58 @@ pub(crate) struct PooledBuffer(pub(crate) Retained<ProtocolObject<dyn MTLBuffer>
 // never touches their contents.
 unsafe impl Send for PooledBuffer {}
 
-/// The size class of a request: 4 KiB granules up to 64 KiB, then four classes per power of two
-/// (at most 25% rounding waste). Metal allocates whole pages anyway.
-pub fn size_class(nbytes: usize) -> usize {
-    let n = nbytes.max(1);
-    if n <= 64 * 1024 {
-        return n.div_ceil(4096) * 4096;
-    }
-    let k = usize::BITS - 1 - n.leading_zeros();
-    let step = 1usize << (k - 2);
-    n.div_ceil(step) * step
+/// Shared-storage buffers of one device.
+pub(crate) struct MetalBlocks {
+    pub(crate) device: MtlDevice,
 }
 
-#[derive(Default)]
-struct State {
-    free: HashMap<usize, Vec<PooledBuffer>>,
-    pooled: usize,
-    used: usize,
-    peak: usize,
-    live: usize,
-}
+// SAFETY: an MTLDevice is a thread-safe Metal object (`Send + Sync` in objc2-metal).
+unsafe impl Send for MetalBlocks {}
+// SAFETY: as above.
+unsafe impl Sync for MetalBlocks {}
 
-/// The free lists and counters of one device.
-#[derive(Default)]
-pub(crate) struct Pool {
-    state: Mutex<State>,
-}
-
-/// Bytes counted by the pool.
-pub(crate) struct PoolStats {
-    pub used: usize,
-    pub pooled: usize,
-    pub peak: usize,
-    pub live: usize,
-}
-
-impl Pool {
-    /// A cached buffer of size class `class`, if one is free.
-    pub fn take(&self, class: usize) -> Option<PooledBuffer> {
-        let mut s = self.lock();
-        let b = s.free.get_mut(&class).and_then(|v| v.pop())?;
-        s.pooled -= class;
-        s.used += class;
-        s.live += 1;
-        s.peak = s.peak.max(s.used);
-        Some(b)
-    }
-
-    /// Counts a freshly created buffer (pooled or wrapped host memory) of `nbytes`.
-    pub fn note_new(&self, nbytes: usize) {
-        let mut s = self.lock();
-        s.used += nbytes;
-        s.live += 1;
-        s.peak = s.peak.max(s.used);
-    }
-
-    /// Uncounts a buffer that is not returned to the pool (wrapped host memory).
-    pub fn note_gone(&self, nbytes: usize) {
-        let mut s = self.lock();
-        s.used = s.used.saturating_sub(nbytes);
-        s.live = s.live.saturating_sub(1);
-    }
-
-    /// Returns a buffer to its free list.
-    pub fn release(&self, buffer: PooledBuffer, class: usize) {
-        let mut s = self.lock();
-        s.used = s.used.saturating_sub(class);
-        s.live = s.live.saturating_sub(1);
-        s.pooled += class;
-        s.free.entry(class).or_default().push(buffer);
-    }
-
-    /// Drops every cached buffer (Metal frees the memory once no command buffer uses it).
-    pub fn release_cached(&self) {
-        let blocks: Vec<(usize, Vec<PooledBuffer>)> = {
-            let mut s = self.lock();
-            s.pooled = 0;
-            s.free.drain().collect()
-        };
-        drop(blocks);
-    }
-
-    /// Current counters.
-    pub fn stats(&self) -> PoolStats {
-        let s = self.lock();
-        PoolStats {
-            used: s.used,
-            pooled: s.pooled,
-            peak: s.peak,
-            live: s.live,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+impl MetalBlocks {
+    /// A new shared, hazard-tracked buffer of `nbytes`, or `None` when Metal has no memory.
+    pub(crate) fn new_shared(
+        &self,
+        nbytes: usize,
+    ) -> Option<Retained<ProtocolObject<dyn MTLBuffer>>> {
+        let options = MTLResourceOptions::StorageModeShared
+            | MTLResourceOptions::CPUCacheModeDefaultCache
+            | MTLResourceOptions::HazardTrackingModeTracked;
+        autoreleasepool(|_| self.device.newBufferWithLength_options(nbytes, options))
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::size_class;
+impl BlockSource for MetalBlocks {
+    type Block = PooledBuffer;
 
-    #[test]
-    fn classes_are_page_multiples_with_bounded_waste() {
-        assert_eq!(size_class(0), 4096);
-        assert_eq!(size_class(4097), 8192);
-        assert_eq!(size_class(65536), 65536);
-        for n in [70_000usize, 1 << 20, (1 << 20) + 1, 123_456_789] {
-            let c = size_class(n);
-            assert!(c >= n && (c - n) * 4 <= n, "{n} -> {c}");
-            assert_eq!(size_class(c), c);
-            assert_eq!(c % 4096, 0);
-        }
+    fn create(&self, bytes: usize) -> Result<PooledBuffer> {
+        self.new_shared(bytes)
+            .map(PooledBuffer)
+            .ok_or_else(|| Error::OutOfMemory {
+                bytes,
+                device: "metal".into(),
+            })
+    }
+
+    fn destroy(&self, block: PooledBuffer, _bytes: usize) -> Result<()> {
+        // Metal frees the memory once no command buffer uses it.
+        drop(block);
+        Ok(())
+    }
+}
+
+/// The pool policy of a Metal device whose largest buffer is `max_buffer_length`: 4 KiB
+/// granules up to 64 KiB (Metal allocates whole pages anyway), every freed buffer cached.
+pub(crate) fn policy(max_buffer_length: usize) -> PoolPolicy {
+    PoolPolicy {
+        classes: SizeClasses {
+            granule: 4096,
+            linear_until: 64 * 1024,
+        },
+        cache_min: 0,
+        cache_max: usize::MAX,
+        max_block: max_buffer_length,
     }
 }

@@ -1,20 +1,25 @@
-//! Matrix products on Metal: an MSL kernel of ours on the matrix units (`simdgroup_matrix`,
-//! `matmul.metal`; float32 / float16 / bfloat16, accumulating in float32), run through the
-//! kernel API like every other built-in kernel. Integer and bool products are computed on the
-//! host (the memory is shared) and copied back, as the CUDA backend does for dtypes cuBLAS lacks.
+//! Matrix products on GPUs without a BLAS (Metal): an MSL kernel of ours on the matrix units
+//! (`simdgroup_matrix`, `kernels/matmul.metal`; float32 / float16 / bfloat16, accumulating in
+//! float32), run through the kernel API like every other built-in kernel. `ops::matmul` uses it
+//! when the device's runtime has no GEMM for the dtype.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use crate::array::Array;
 use crate::device::Device;
-use crate::dtype::{DType, Scalar};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernel::{CompileOptions, Dispatch, KernelArg, Library};
 use crate::layout::Layout;
 
+/// Whether the kernel computes products of `dtype`.
+pub fn supports(dtype: DType) -> bool {
+    matches!(dtype, DType::Float32 | DType::Float16 | DType::BFloat16)
+}
+
 /// The MSL source of the matmul kernels.
-pub const SOURCE: &str = include_str!("matmul.metal");
+pub const SOURCE: &str = include_str!("../../../kernels/matmul.metal");
 
 /// The kernel's output tile (rows and columns per threadgroup).
 const TILE: usize = 64;
@@ -68,18 +73,19 @@ fn operand(x: &Array, rows: usize, cols: usize) -> Result<(Array, u64)> {
 fn to_u32(v: usize, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| {
         Error::Unsupported(format!(
-            "matmul on Metal: {what} of {v} exceeds the kernel's 32-bit range"
+            "matmul kernel: {what} of {v} exceeds the kernel's 32-bit range"
         ))
     })
 }
 
 /// `out = x @ y` for `x` of shape `(..., m, k)` and `y` of shape `(..., k, n)` (batch axes
-/// already broadcast to `out`'s), all on the same Metal device; `out` is contiguous.
+/// already broadcast to `out`'s, `k > 0`), all on the same GPU; `out` is contiguous and of a
+/// dtype the kernel [`supports`].
 pub fn matmul(x: &Array, y: &Array, out: &Array) -> Result<()> {
     let nd = out.ndim();
     if nd < 2 || x.ndim() != nd || y.ndim() != nd {
         return Err(Error::Shape(format!(
-            "matmul on Metal: operands {:?} @ {:?} -> {:?}",
+            "matmul kernel: operands {:?} @ {:?} -> {:?}",
             x.shape(),
             y.shape(),
             out.shape()
@@ -87,20 +93,22 @@ pub fn matmul(x: &Array, y: &Array, out: &Array) -> Result<()> {
     }
     let (m, k) = (x.shape()[nd - 2], x.shape()[nd - 1]);
     let n = y.shape()[nd - 1];
-    if out.size() == 0 {
-        return Ok(());
-    }
-    if k == 0 {
-        return out.fill(Scalar::Int(0));
+    if out.size() == 0 || k == 0 {
+        return Err(Error::Shape(format!(
+            "internal: matmul kernel called for an empty product {:?} @ {:?}",
+            x.shape(),
+            y.shape()
+        )));
     }
     let name = match out.dtype() {
         DType::Float32 => "matmul_float32",
         DType::Float16 => "matmul_float16",
         DType::BFloat16 => "matmul_bfloat16",
-        _ => {
-            let host =
-                crate::ops::matmul::matmul(&x.to_device(Device::Cpu)?, &y.to_device(Device::Cpu)?)?;
-            return out.assign(&host.to_device(out.device())?);
+        other => {
+            return Err(Error::UnsupportedDType {
+                op: "matmul kernel",
+                dtype: other.to_string(),
+            })
         }
     };
     let batch: usize = out.shape()[..nd - 2].iter().product();

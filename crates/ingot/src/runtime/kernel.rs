@@ -1,17 +1,18 @@
 //! The contract between the device-independent kernel API and a device's kernel engine.
 //!
-//! A backend (the CPU engine here; the CUDA and Metal runtimes later) implements
-//! [`KernelBackend`] once. Everything above it — reflection, argument validation, dispatch
-//! sizes — is done by [`crate::kernel`] before the backend sees a launch, so a backend only
-//! compiles source and runs already-checked launches.
+//! Each backend (`cpu`, `cuda`, `metal`) implements [`KernelBackend`] once and hands it out
+//! through [`super::Runtime::kernels`]. Everything above it — reflection, argument validation,
+//! dispatch sizes — is done by `crate::kernel` before the backend sees a launch, so a backend
+//! only compiles source and runs already-checked launches. The vocabulary both sides share
+//! (compile options, the launch block, bound arguments) lives here, below both.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::memory::Buffer;
 use crate::device::Device;
 use crate::dtype::Scalar;
-use crate::error::Result;
-use crate::runtime::Buffer;
+use crate::error::{Error, Result};
 
 /// Floating-point semantics of a compiled library.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -29,7 +30,7 @@ impl MathMode {
         match s {
             "precise" => Ok(MathMode::Precise),
             "fast" => Ok(MathMode::Fast),
-            _ => Err(crate::Error::Value(format!(
+            _ => Err(Error::Value(format!(
                 "math_mode must be 'precise' or 'fast', got {s:?}"
             ))),
         }
@@ -41,6 +42,16 @@ impl MathMode {
             MathMode::Precise => "precise",
             MathMode::Fast => "fast",
         }
+    }
+}
+
+/// The error of a failed MSL translation: a bad function-constant value is an argument error
+/// (the caller gave it), everything else a compile error.
+pub fn translation_error(e: ingot_msl::Error) -> Error {
+    if e.message.contains("function constant") {
+        Error::KernelArgument(e.to_string())
+    } else {
+        Error::Compile(e.to_string())
     }
 }
 
@@ -133,7 +144,7 @@ pub trait KernelBackend: Send + Sync {
     fn device(&self) -> Device;
 
     /// Compiles MSL `source` (translating it for the device if needed). Compile errors are
-    /// [`crate::Error::Compile`] with the compiler's message mapped to the user's file and line.
+    /// [`Error::Compile`] with the compiler's message mapped to the user's file and line.
     fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>>;
 
     /// The largest threadgroup the device allows for any kernel (1024 on every backend).

@@ -1,0 +1,12 @@
+//! The op vocabulary: which operations exist and their dtype rules, shared by the
+//! device-independent entry points (`ops/binary.rs`, ...) and the backends (`ops/cpu`,
+//! `ops/gpu`). The `name` of each op is also the name its GPU kernels are built under
+//! (`binary_<name>_<dtype>`), as candle shares its op markers with its kernel sources.
+
+mod binary;
+mod reduce;
+mod unary;
+
+pub use binary::{scalar_dtype, BinaryOp};
+pub use reduce::ReduceOp;
+pub use unary::{UnaryClass, UnaryOp};

@@ -1,0 +1,69 @@
+//! The reduction vocabulary: [`ReduceOp`] and its result dtypes.
+
+use crate::dtype::{DType, Kind};
+use crate::error::Result;
+
+/// Reductions. The `name` of each is shared with the GPU kernel library.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    /// Index of the first minimum (NaN counts as the minimum, as NumPy).
+    ArgMin,
+    /// Index of the first maximum (NaN counts as the maximum, as NumPy).
+    ArgMax,
+    All,
+    Any,
+    Mean,
+    /// Variance with `correction` degrees of freedom removed (NumPy's `ddof`).
+    Var {
+        correction: f64,
+    },
+    /// Standard deviation with `correction` degrees of freedom removed.
+    Std {
+        correction: f64,
+    },
+}
+
+impl ReduceOp {
+    /// The op's name (`"sum"`, `"argmax"`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::ArgMin => "argmin",
+            ReduceOp::ArgMax => "argmax",
+            ReduceOp::All => "all",
+            ReduceOp::Any => "any",
+            ReduceOp::Mean => "mean",
+            ReduceOp::Var { .. } => "var",
+            ReduceOp::Std { .. } => "std",
+        }
+    }
+
+    /// The result dtype for an input of `dtype` (NumPy's: sums of small integers widen to
+    /// int64/uint64, bool sums give int64, means of integers give float64).
+    pub fn result_dtype(self, dtype: DType) -> Result<DType> {
+        Ok(match self {
+            ReduceOp::Sum | ReduceOp::Prod => match dtype.kind() {
+                Kind::Bool | Kind::SignedInt => DType::Int64,
+                Kind::UnsignedInt => DType::UInt64,
+                Kind::Float => dtype,
+            },
+            ReduceOp::Min | ReduceOp::Max => dtype,
+            ReduceOp::ArgMin | ReduceOp::ArgMax => DType::Int64,
+            ReduceOp::All | ReduceOp::Any => DType::Bool,
+            ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
+                if dtype.is_float() {
+                    dtype
+                } else {
+                    DType::Float64
+                }
+            }
+        })
+    }
+}

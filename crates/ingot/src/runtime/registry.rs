@@ -1,0 +1,100 @@
+//! The backends this build has, and the runtime of each device, opened on first use.
+//!
+//! Adding a backend: a folder under `runtime/` whose `mod.rs` defines a `BACKEND` value
+//! implementing [`Backend`], its line in [`backends`], and its variant in [`Device`].
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::backend::{Backend, Runtime};
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+/// Every backend compiled into this build, best first (the default device is the first
+/// available device in this order).
+static BACKENDS: &[&dyn Backend] = &[
+    #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
+    &super::metal::BACKEND,
+    #[cfg(feature = "cuda")]
+    &super::cuda::BACKEND,
+    &super::cpu::BACKEND,
+];
+
+fn backends() -> &'static [&'static dyn Backend] {
+    BACKENDS
+}
+
+type Registry = Mutex<Vec<(Device, Arc<dyn Runtime>)>>;
+
+fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// The runtime of `device`, created on first use and shared afterwards.
+pub fn get(device: Device) -> Result<Arc<dyn Runtime>> {
+    let mut reg = registry()
+        .lock()
+        .map_err(|_| Error::Device("runtime registry poisoned".into()))?;
+    if let Some((_, rt)) = reg.iter().find(|(d, _)| *d == device) {
+        return Ok(rt.clone());
+    }
+    let Some(backend) = backends().iter().find(|b| b.kind() == device.kind()) else {
+        return Err(Error::DeviceUnavailable(format!(
+            "{device}: this build of ingot has no {} backend",
+            device.kind()
+        )));
+    };
+    let rt = backend.open(device.index())?;
+    reg.push((device, rt.clone()));
+    Ok(rt)
+}
+
+/// Whether arrays of `dtype` can live on `device` (see [`Runtime::check_dtype`]).
+pub fn check_dtype(device: Device, dtype: DType) -> Result<()> {
+    get(device)?.check_dtype(dtype)
+}
+
+/// The GPUs present on this machine, best first (Metal devices, then CUDA devices).
+pub fn available_gpus() -> Vec<Device> {
+    let mut out = Vec::new();
+    for b in backends().iter().filter(|b| b.kind() != "cpu") {
+        for i in 0..b.device_count() {
+            if let Ok(d) = format!("{}:{i}", b.kind()).parse::<Device>() {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Every device that is available on this machine, the CPU last.
+pub fn devices() -> Vec<Device> {
+    let mut out = available_gpus();
+    out.push(Device::Cpu);
+    out
+}
+
+/// The default device: `INGOT_DEVICE` when set, else the best available (metal, cuda, cpu).
+pub fn default_device() -> Result<Device> {
+    if let Ok(name) = std::env::var("INGOT_DEVICE") {
+        if !name.trim().is_empty() {
+            let d: Device = name.parse()?;
+            get(d)?;
+            return Ok(d);
+        }
+    }
+    Ok(available_gpus().into_iter().next().unwrap_or(Device::Cpu))
+}
+
+impl Device {
+    /// The runtime that drives this device, started on first use.
+    pub fn runtime(&self) -> Result<Arc<dyn Runtime>> {
+        get(*self)
+    }
+
+    /// Whether the device exists on this machine.
+    pub fn is_available(&self) -> bool {
+        self.runtime().is_ok()
+    }
+}

@@ -207,9 +207,10 @@ template <int K> inline void geom_offsets(constant Geom& g, ulong i, thread long
 }
 
 // ---- math helpers --------------------------------------------------------------------------------
-// expm1 and log1p: the prelude has them on CUDA and the CPU (which the translator marks with
-// INGOT_TARGET_*); Apple's metal_stdlib does not (Kahan's forms there).
-#if !defined(INGOT_TARGET_CUDA) && !defined(INGOT_TARGET_CPU)
+// expm1 and log1p: ingot's prelude has them on CUDA and the CPU; Apple's metal_stdlib does not
+// (Kahan's forms there). ops/gpu/library.rs defines INGOT_NATIVE_METAL for engines that compile
+// MSL natively.
+#ifdef INGOT_NATIVE_METAL
 inline float x_expm1(float x) {
   float u = exp(x);
   if (u == 1.0f) return x;

@@ -154,6 +154,13 @@ pub trait KernelBackend: Send + Sync {
 
     /// The most dynamic threadgroup memory one group may use, in bytes.
     fn max_threadgroup_memory(&self) -> usize;
+
+    /// True when the engine compiles MSL with Apple's own compiler and `metal_stdlib` (Metal),
+    /// false when ingot translates it (whose prelude adds functions Apple's library lacks, such
+    /// as `expm1` and `log1p`).
+    fn native_msl(&self) -> bool {
+        false
+    }
 }
 
 /// A compiled library: one or more entry points.

@@ -164,6 +164,9 @@ fn kernel_named(
     if !has_f64(device) {
         src.push_str("#define INGOT_NO_F64 1\n");
     }
+    if crate::kernel::backend(device)?.native_msl() {
+        src.push_str("#define INGOT_NATIVE_METAL 1\n");
+    }
     src.push_str(COMMON);
     src.push('\n');
     src.push_str(module.source());

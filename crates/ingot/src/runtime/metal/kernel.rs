@@ -327,6 +327,10 @@ impl KernelBackend for MetalKernels {
         }))
     }
 
+    fn native_msl(&self) -> bool {
+        true
+    }
+
     fn max_threads_per_threadgroup(&self) -> u32 {
         let m = self.inner.properties().max_threads_per_threadgroup;
         (m[0].clamp(1, 1024)) as u32

@@ -4,10 +4,12 @@
 use ingot_msl::{translate, Options, Target};
 
 fn dir_with(files: &[(&str, &str)]) -> std::path::PathBuf {
+    // One folder per call: tests run in parallel and each removes its own folder.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let d = std::env::temp_dir().join(format!(
         "ingot-msl-inc-{}-{}",
         std::process::id(),
-        files.len()
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&d).unwrap();
     for (n, t) in files {

@@ -60,14 +60,18 @@ from ._creation import (
     full,
     full_like,
     linspace,
+    meshgrid,
     ones,
     ones_like,
+    tril,
+    triu,
     zeros,
     zeros_like,
 )
 from ._functions import *  # noqa: F401,F403  (the elementwise, reduction and manipulation functions)
 from ._functions import __all__ as _functions_all  # noqa: F401
 from ._info import __array_namespace_info__
+from ._manipulation import diff, moveaxis, repeat, roll, tile, unstack
 from ._kernels import Kernel, KernelParameter, Library, compile, load
 
 __array_api_version__ = "2023.12"

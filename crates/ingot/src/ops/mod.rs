@@ -24,6 +24,6 @@ pub use copy::copy_into;
 pub use creation::{arange, eye, full, linspace};
 pub use kernel_args::contiguous_inputs;
 pub use matmul::matmul;
-pub use op::{BinaryOp, ReduceOp, UnaryOp};
-pub use reduce::{cumsum, reduce};
+pub use op::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
+pub use reduce::{cumsum, cumulative, reduce};
 pub use unary::unary;

@@ -8,6 +8,7 @@ mod cast;
 mod cumsum;
 pub(crate) mod element;
 mod fill;
+mod float2;
 pub(crate) mod iter;
 mod math;
 mod matmul;
@@ -16,7 +17,7 @@ mod unary;
 
 use crate::array::Array;
 use crate::error::Result;
-use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::ops::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 
 /// `out = op(x)` elementwise.
 pub(crate) fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
@@ -34,9 +35,9 @@ pub(crate) fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()>
 pub(crate) fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()> {
     reduce::reduce(op, x, axes, out)
 }
-/// Cumulative sum of `x` along `axis` into `out` (same shape and dtype).
-pub(crate) fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
-    cumsum::cumsum(x, axis, out)
+/// Cumulative `op` of `x` along `axis` into `out` (same shape and dtype).
+pub(crate) fn scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<()> {
+    cumsum::scan(op, x, axis, out)
 }
 /// Writes `src` (broadcast to `dst`'s shape) into `dst` with NumPy's `astype` conversions.
 pub(crate) fn copy_cast(src: &Array, dst: &Array) -> Result<()> {

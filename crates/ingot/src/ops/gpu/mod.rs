@@ -23,4 +23,4 @@ mod reduce;
 
 pub use copy::{affine_fill, copy_cast};
 pub use elementwise::{binary, unary, where_};
-pub use reduce::{cumsum, reduce};
+pub use reduce::{cumsum, reduce, scan};

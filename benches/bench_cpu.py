@@ -1,7 +1,8 @@
 """CPU benchmark: ingot against NumPy in the same process.
 
-Times add, multiply, exp, sin, sum, max, argmax on float32 arrays of 1e3..1e8 elements and
-matmul of 1024x1024 and 2048x2048 float32 matrices. Each case is warmed up, then timed as the
+Times add, multiply, exp, sin, sum, max, argmax on float32 arrays of 1e3..1e8 elements,
+sort/argsort/unique of 1e6 and 2^24 float32 and matmul of 1024x1024 and 2048x2048 float32
+matrices. Each case is warmed up, then timed as the
 median of several samples (each sample loops enough calls to last a few milliseconds). Prints a
 table of medians and ratios (NumPy time / ingot time: above 1 means ingot is faster) and writes
 ``benches/results/cpu-<date>.json`` and ``cpu-<date>.md``.
@@ -104,13 +105,15 @@ def main(argv: List[str] = None) -> int:
     p.add_argument("--max-size", type=float, default=1e8, help="largest element count (default 1e8)")
     p.add_argument("--samples", type=int, default=7, help="timed samples per case (median)")
     p.add_argument("--no-matmul", action="store_true")
+    p.add_argument("--no-sort", action="store_true", help="skip sort/argsort/unique")
+    p.add_argument("--only-sort", action="store_true", help="only sort/argsort/unique")
     p.add_argument("--no-write", action="store_true", help="print only")
     args = p.parse_args(argv)
 
     load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
     device = ingot.Device("cpu")
     rng = np.random.default_rng(0)
-    sizes = [int(10**e) for e in range(3, 9) if 10**e <= args.max_size]
+    sizes = [int(10**e) for e in range(3, 9) if 10**e <= args.max_size and not args.only_sort]
     # Four float32 arrays of the largest size live at once per library: keep well inside memory.
     while sizes and sizes[-1] * 4 * 8 > available_memory() // 2:
         sizes.pop()
@@ -127,7 +130,29 @@ def main(argv: List[str] = None) -> int:
             rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
             print(f"{name:>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
         del a, b, a_np, b_np
-    if not args.no_matmul:
+    if not args.no_sort:
+        # Sorting and selection (issue #14): 2^24 float32 (and 1e6), NumPy's default kinds and
+        # its stable argsort (ingot's sorts are always stable).
+        for n in (10**6, 1 << 24):
+            if n > args.max_size * 1.7:
+                continue
+            s_np = rng.standard_normal(n).astype(np.float32)
+            u_np = rng.integers(0, max(n >> 4, 1), n).astype(np.float32)
+            s_ig, u_ig = ingot.asarray(s_np, copy=True), ingot.asarray(u_np, copy=True)
+            smp = max(3, args.samples // 2)
+            for name, f_np, f_ig in (
+                ("sort", lambda: np.sort(s_np), lambda: ingot.sort(s_ig)),
+                ("argsort", lambda: np.argsort(s_np), lambda: ingot.argsort(s_ig)),
+                ("argsort (stable)", lambda: np.argsort(s_np, kind="stable"), lambda: ingot.argsort(s_ig)),
+                ("unique (n/16 values)", lambda: np.unique(u_np), lambda: ingot.unique_values(u_ig)),
+                ("unique_counts", lambda: np.unique(u_np, return_counts=True), lambda: ingot.unique_counts(u_ig)),
+            ):
+                t_np = time_call(f_np, smp)
+                t_ig = time_call(f_ig, smp)
+                rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
+                print(f"{name:>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
+            del s_ig, u_ig
+    if not args.no_matmul and not args.only_sort:
         for n in (1024, 2048):
             a_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
             b_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)

@@ -131,6 +131,53 @@ def main() -> int:
         record(name, nbytes, t_ig, t_cp, t_th)
     del a, b, ca, cb, th_a, th_b, cond, c_cond, t_cond
 
+    # Sorting and selection (issue #14): 2^24 float32 whatever --quick says.
+    ns = 1 << 24
+    s_host = rng.standard_normal(ns).astype(np.float32)
+    # unique: 2^24 values drawn from 2^20 distinct ones.
+    u_host = rng.integers(0, 1 << 20, ns).astype(np.float32)
+    mask_h = rng.random(ns) < 0.5
+    idx_h = rng.integers(0, ns, ns)
+    sa, ua, sm, si = ig.asarray(s_host), ig.asarray(u_host), ig.asarray(mask_h), ig.asarray(idx_h)
+    cs, cu, cmk, ci = ((cp.asarray(s_host), cp.asarray(u_host), cp.asarray(mask_h), cp.asarray(idx_h))
+                       if cp else (None,) * 4)
+    ts, tu, tmk, ti = ((torch.from_numpy(s_host).cuda(), torch.from_numpy(u_host).cuda(),
+                        torch.from_numpy(mask_h).cuda(), torch.from_numpy(idx_h).cuda())
+                       if torch else (None,) * 4)
+    sa_sorted = ig.sort(sa[: 1 << 20])
+    cs_sorted = cp.sort(cs[: 1 << 20]) if cp else None
+    ts_sorted = torch.sort(ts[: 1 << 20])[0] if torch else None
+    sort_cases = [
+        ("sort f32 2^24", lambda: ig.sort(sa), lambda: cp.sort(cs), lambda: torch.sort(ts)[0]),
+        ("argsort f32 2^24 (stable)", lambda: ig.argsort(sa), lambda: cp.argsort(cs),
+         lambda: torch.argsort(ts, stable=True)),
+        ("sort f32 2^24 descending", lambda: ig.sort(sa, descending=True), None,
+         lambda: torch.sort(ts, descending=True)[0]),
+        ("unique_values f32 2^24 (2^20 values)", lambda: ig.unique_values(ua), lambda: cp.unique(cu),
+         lambda: torch.unique(tu)),
+        ("unique_counts f32 2^24", lambda: ig.unique_counts(ua), lambda: cp.unique(cu, return_counts=True),
+         lambda: torch.unique(tu, return_counts=True)),
+        ("unique_inverse f32 2^24", lambda: ig.unique_inverse(ua), lambda: cp.unique(cu, return_inverse=True),
+         lambda: torch.unique(tu, return_inverse=True)),
+        # Not targets of the issue, reported so that slow paths show.
+        ("nonzero (1-D, half set) 2^24", lambda: ig.nonzero(sm), lambda: cp.nonzero(cmk),
+         lambda: torch.nonzero(tmk, as_tuple=True)),
+        ("x[mask] f32 2^24", lambda: sa[sm], lambda: cs[cmk], lambda: ts[tmk]),
+        ("take f32 2^24 (random)", lambda: ig.take(sa, si), lambda: cp.take(cs, ci), lambda: ts[ti]),
+        ("searchsorted 2^24 in 2^20", lambda: ig.searchsorted(sa_sorted, ua),
+         lambda: cp.searchsorted(cs_sorted, cu), lambda: torch.searchsorted(ts_sorted, tu)),
+    ]
+    for name, f_ig, f_cp, f_th in sort_cases:
+        try:
+            t_ig = timeit(f_ig, _sync_ingot)
+        except Exception as e:
+            print(f"{name}: ingot failed: {type(e).__name__}: {e}")
+            t_ig = None
+        t_cp = timeit(f_cp, _sync_cupy) if (cp and f_cp) else None
+        t_th = timeit(f_th, _sync_torch) if (torch and f_th) else None
+        record(name, None, t_ig, t_cp, t_th)
+    del sa, ua, sm, si, cs, cu, cmk, ci, ts, tu, tmk, ti, sa_sorted, cs_sorted, ts_sorted
+
     m_host = rng.random((side, side), dtype=np.float32) + 0.5
     m = ig.asarray(m_host)
     cm = cp.asarray(m_host) if cp else None

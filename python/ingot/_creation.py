@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
@@ -252,3 +253,83 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[builtins.bool] 
     if device is not None:
         a = a.to_device(device)
     return a
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list:
+    """Coordinate matrices from 1-D coordinate vectors: one array per input, each of shape
+    ``(len(a0), len(a1), ...)`` for ``indexing="ij"``; ``"xy"`` swaps the first two lengths
+    (Cartesian indexing). The results are new arrays.
+
+    >>> import ingot
+    >>> xs, ys = ingot.meshgrid(ingot.asarray([1, 2, 3]), ingot.asarray([4, 5]))
+    >>> xs.shape
+    (2, 3)
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for a in arrays:
+        if not isinstance(a, Array):
+            raise TypeError(f"meshgrid: expected ingot arrays, got {type(a).__name__}")
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid: inputs must be one-dimensional, got shape {a.shape}")
+    if arrays:
+        d0 = arrays[0].dtype
+        for a in arrays[1:]:
+            if a.dtype != d0:
+                raise ValueError("meshgrid: every input must have the same dtype")
+            if a.device != arrays[0].device:
+                raise _ingot.DeviceMismatchError("meshgrid: inputs on different devices")
+    n = len(arrays)
+    lengths = [a.shape[0] for a in arrays]
+    if indexing == "xy" and n >= 2:
+        lengths[0], lengths[1] = lengths[1], lengths[0]
+    out = []
+    for i, a in enumerate(arrays):
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        shape = [1] * n
+        shape[pos] = a.shape[0]
+        out.append(a.reshape(tuple(shape)).broadcast_to(tuple(lengths)).copy())
+    return out
+
+
+def _triangle(x: Array, k: int, lower: builtins.bool) -> Array:
+    name = "tril" if lower else "triu"
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected an ingot array, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: the array needs at least two dimensions, got shape {x.shape}")
+    n, m = x.shape[-2], x.shape[-1]
+    k = builtins.max(builtins.min(operator.index(k), m + 1), -n - 1)
+    rows = _ingot.arange(0.0, float(n), 1.0, int64, x.device).reshape((n, 1))
+    cols = _ingot.arange(0.0, float(m), 1.0, int64, x.device).reshape((1, m))
+    offset = _ingot.binary("subtract", cols, rows)
+    keep = _ingot.binary("less_equal" if lower else "greater_equal", offset, int(k))
+    zero = False if x.dtype == _ingot.bool else 0
+    return _ingot.where_(keep, x, zero)
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """The lower triangle of the last two axes: elements on and below diagonal ``k`` kept (above
+    the main diagonal for ``k > 0``), the rest zero.
+
+    >>> import ingot
+    >>> ingot.tril(ingot.ones((3, 3), dtype=ingot.int32))
+    Array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]], dtype=int32)
+    """
+    return _triangle(x, k, True)
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    """The upper triangle of the last two axes: elements on and above diagonal ``k`` kept, the
+    rest zero.
+
+    >>> import ingot
+    >>> ingot.triu(ingot.ones((2, 3), dtype=ingot.int32), k=1)
+    Array([[0, 1, 1],
+           [0, 0, 1]], dtype=int32)
+    """
+    return _triangle(x, k, False)

@@ -7,6 +7,7 @@ Every function here converts its arguments and calls one native operation; the c
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 from . import _ingot
@@ -74,6 +75,8 @@ bitwise_invert = _unary("bitwise_invert", "Bitwise NOT (bool and integers).")
 isnan = _unary("isnan", "True where NaN.")
 isinf = _unary("isinf", "True where infinite.")
 isfinite = _unary("isfinite", "True where finite.")
+reciprocal = _unary("reciprocal", "``1 / x`` (integers give a float).")
+signbit = _unary("signbit", "True where the sign bit is set (``-0.0`` and negative NaNs included).")
 
 
 def round(x: Array, /, decimals: int = 0) -> Array:
@@ -107,6 +110,10 @@ less = _binary("less", "x1 < x2.")
 less_equal = _binary("less_equal", "x1 <= x2.")
 greater = _binary("greater", "x1 > x2.")
 greater_equal = _binary("greater_equal", "x1 >= x2.")
+copysign = _binary("copysign", "The magnitude of ``x1`` with the sign of ``x2``.")
+hypot = _binary("hypot", "``sqrt(x1**2 + x2**2)`` without undue overflow or underflow.")
+logaddexp = _binary("logaddexp", "``log(exp(x1) + exp(x2))`` without undue overflow.")
+nextafter = _binary("nextafter", "The next representable value after ``x1`` toward ``x2`` (in the dtype).")
 
 # NumPy spellings.
 absolute = abs
@@ -233,6 +240,34 @@ def cumsum(x: Array, /, axis: Optional[int] = None, dtype: Any = None) -> Array:
     return _ingot.cumsum(_check_array(x, "cumsum"), axis, None if dtype is None else as_dtype(dtype))
 
 
+def cumprod(x: Array, /, axis: Optional[int] = None, dtype: Any = None) -> Array:
+    """NumPy's ``cumprod``: cumulative product along ``axis`` (of the flattened array when None)."""
+    return _ingot.cumulative("cumprod", _check_array(x, "cumprod"), axis,
+                             None if dtype is None else as_dtype(dtype))
+
+
+def _cumulative(name: str, identity: int, x: Array, axis: Optional[int], dtype: Any,
+                include_initial: builtins.bool) -> Array:
+    what = "cumulative_sum" if name == "cumsum" else "cumulative_prod"
+    _check_array(x, what)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"{what}: axis is required for arrays that are not 1-D")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError(f"{what}: zero-dimensional arrays have no axis to accumulate along")
+    r = _ingot.cumulative(name, x, axis, None if dtype is None else as_dtype(dtype))
+    if not include_initial:
+        return r
+    ax = axis % x.ndim
+    shape = list(r.shape)
+    shape[ax] += 1
+    out = _ingot.full(tuple(shape), identity, r.dtype, r.device)
+    key = (slice(None),) * ax + (slice(1, None),)
+    out[key] = r
+    return out
+
+
 def cumulative_sum(
     x: Array,
     /,
@@ -242,22 +277,44 @@ def cumulative_sum(
     include_initial: builtins.bool = False,
 ) -> Array:
     """The array API's cumulative sum along ``axis`` (required unless ``x`` is 1-D);
-    ``include_initial`` prepends a zero."""
-    _check_array(x, "cumulative_sum")
-    if axis is None:
-        if x.ndim != 1:
-            raise ValueError("cumulative_sum: axis is required for arrays that are not 1-D")
-        axis = 0
-    r = _ingot.cumsum(x, axis, None if dtype is None else as_dtype(dtype))
-    if not include_initial:
-        return r
-    ax = axis % x.ndim
-    shape = list(r.shape)
-    shape[ax] += 1
-    out = _ingot.full(tuple(shape), 0, r.dtype, r.device)
-    key = (slice(None),) * ax + (slice(1, None),)
-    out[key] = r
-    return out
+    ``include_initial`` prepends a zero. Integers accumulate in int64/uint64 unless ``dtype``
+    is given.
+
+    >>> import ingot
+    >>> ingot.cumulative_sum(ingot.asarray([1, 2, 3]), include_initial=True)
+    Array([0, 1, 3, 6], dtype=int64)
+    """
+    return _cumulative("cumsum", 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(
+    x: Array,
+    /,
+    *,
+    axis: Optional[int] = None,
+    dtype: Any = None,
+    include_initial: builtins.bool = False,
+) -> Array:
+    """The array API's cumulative product along ``axis`` (required unless ``x`` is 1-D);
+    ``include_initial`` prepends a one. Integers accumulate in int64/uint64 unless ``dtype``
+    is given.
+
+    >>> import ingot
+    >>> ingot.cumulative_prod(ingot.asarray([1.0, 2.0, 3.0]))
+    Array([1., 2., 6.], dtype=float64)
+    """
+    return _cumulative("cumprod", 1, x, axis, dtype, include_initial)
+
+
+def count_nonzero(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """The number of nonzero elements along ``axis`` (all axes when None) as int64; NaN counts
+    as nonzero.
+
+    >>> import ingot
+    >>> ingot.count_nonzero(ingot.asarray([[0, 1, 2], [3, 0, 0]]), axis=1)
+    Array([2, 1], dtype=int64)
+    """
+    return _reduce("count_nonzero", x, axis, keepdims)
 
 
 # ---- linear algebra and manipulation --------------------------------------------------------
@@ -274,21 +331,91 @@ def matrix_transpose(x: Array, /) -> Array:
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
-    """Dot product of vectors along ``axis`` (broadcasting the rest)."""
-    return sum(multiply(x1, x2), axis=axis)
+    """Dot product of vectors along ``axis`` (broadcasting the other axes); the result has the
+    promoted dtype of ``x1`` and ``x2``. ``axis`` counts from the end of the broadcast shape
+    and must have the same length in both arrays.
+
+    >>> import ingot
+    >>> ingot.vecdot(ingot.asarray([[1, 2], [3, 4]]), ingot.asarray([1, 1]))
+    Array([3, 7], dtype=int64)
+    """
+    _check_array(x1, "vecdot")
+    _check_array(x2, "vecdot")
+    nd = builtins.max(x1.ndim, x2.ndim)
+    if not isinstance(axis, int) or not -nd <= axis < nd or nd == 0:
+        raise ValueError(f"vecdot: axis {axis} is out of range for arrays of {x1.ndim} and {x2.ndim} dimensions")
+    ax = axis % nd - nd
+    s1 = (1,) * (nd - x1.ndim) + tuple(x1.shape)
+    s2 = (1,) * (nd - x2.ndim) + tuple(x2.shape)
+    if s1[ax] != s2[ax]:
+        raise ValueError(f"vecdot: the arrays have lengths {s1[ax]} and {s2[ax]} along axis {axis}")
+    dtype = x1.dtype._promote(x2.dtype)
+    return sum(multiply(x1, x2), axis=ax, dtype=dtype)
 
 
-def tensordot(x1: Array, x2: Array, /, *, axes: int = 2) -> Array:
-    """Contraction over the last ``axes`` axes of ``x1`` and the first of ``x2`` (int ``axes`` only)."""
-    if not isinstance(axes, int):
-        raise NotImplementedError("tensordot: only an integer axes argument is supported")
-    a_shape, b_shape = x1.shape, x2.shape
+def _axis_list(axes: Any, ndim: int, what: str) -> list:
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(f"tensordot: axis {a} is out of range for {what} of {ndim} dimensions")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"tensordot: repeated axis in {what}'s axes {tuple(axes)}")
+    return out
+
+
+def tensordot(x1: Array, x2: Array, /, *, axes: Union[int, Tuple[Sequence[int], Sequence[int]]] = 2) -> Array:
+    """Contraction over ``axes``: an integer ``n`` (the last ``n`` axes of ``x1`` with the first
+    ``n`` of ``x2``) or two sequences of axes, paired in order. The result has the free axes of
+    ``x1`` then those of ``x2``, and the promoted dtype.
+
+    >>> import ingot
+    >>> a = ingot.reshape(ingot.arange(6), (2, 3))
+    >>> ingot.tensordot(a, a, axes=([1], [1]))
+    Array([[ 5, 14],
+           [14, 50]], dtype=int64)
+    """
+    _check_array(x1, "tensordot")
+    _check_array(x2, "tensordot")
+    if isinstance(axes, int) and not isinstance(axes, builtins.bool):
+        if axes < 0 or axes > x1.ndim or axes > x2.ndim:
+            raise ValueError(f"tensordot: axes={axes} does not fit arrays of {x1.ndim} and {x2.ndim} dimensions")
+        a1 = list(range(x1.ndim - axes, x1.ndim))
+        a2 = list(range(axes))
+    else:
+        try:
+            first, second = axes
+        except (TypeError, ValueError):
+            raise TypeError("tensordot: axes must be an integer or a pair of axis sequences") from None
+        if isinstance(first, int):
+            first = (first,)
+        if isinstance(second, int):
+            second = (second,)
+        a1 = _axis_list(first, x1.ndim, "x1")
+        a2 = _axis_list(second, x2.ndim, "x2")
+        if len(a1) != len(a2):
+            raise ValueError("tensordot: the two axis sequences have different lengths")
+    for i, j in zip(a1, a2):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError(f"tensordot: axis {i} of x1 (length {x1.shape[i]}) does not match axis {j} of x2 "
+                             f"(length {x2.shape[j]})")
+    free1 = [i for i in range(x1.ndim) if i not in a1]
+    free2 = [j for j in range(x2.ndim) if j not in a2]
     k = 1
-    for n in a_shape[x1.ndim - axes:]:
-        k *= n
-    a = reshape(x1, (-1, k))
-    b = reshape(x2, (k, -1))
-    return reshape(matmul(a, b), a_shape[: x1.ndim - axes] + b_shape[axes:])
+    for i in a1:
+        k *= x1.shape[i]
+    m = 1
+    for i in free1:
+        m *= x1.shape[i]
+    n = 1
+    for j in free2:
+        n *= x2.shape[j]
+    a = x1.permute_dims(free1 + a1).reshape((m, k))
+    b = x2.permute_dims(a2 + free2).reshape((k, n))
+    dtype = x1.dtype._promote(x2.dtype)
+    r = matmul(a.astype(dtype, copy=False), b.astype(dtype, copy=False))
+    return r.reshape(tuple(x1.shape[i] for i in free1) + tuple(x2.shape[j] for j in free2))
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
@@ -340,8 +467,13 @@ def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-def expand_dims(x: Array, /, *, axis: int = 0) -> Array:
-    """Inserts an axis of length 1 at ``axis`` (a view)."""
+def expand_dims(x: Array, /, axis: int = 0) -> Array:
+    """Inserts an axis of length 1 at ``axis`` (a view); ``axis`` may be given by position.
+
+    >>> import ingot
+    >>> ingot.expand_dims(ingot.asarray([1, 2]), 1).shape
+    (2, 1)
+    """
     return _check_array(x, "expand_dims").expand_dims(axis)
 
 
@@ -445,9 +577,13 @@ __all__ = [
     "ceil",
     "clip",
     "concat",
+    "copysign",
     "cos",
     "cosh",
+    "count_nonzero",
+    "cumprod",
     "cumsum",
+    "cumulative_prod",
     "cumulative_sum",
     "divide",
     "equal",
@@ -459,6 +595,7 @@ __all__ = [
     "floor_divide",
     "greater",
     "greater_equal",
+    "hypot",
     "invert",
     "isfinite",
     "isinf",
@@ -470,6 +607,7 @@ __all__ = [
     "log10",
     "log1p",
     "log2",
+    "logaddexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -484,17 +622,20 @@ __all__ = [
     "mod",
     "multiply",
     "negative",
+    "nextafter",
     "not_equal",
     "permute_dims",
     "positive",
     "pow",
     "power",
     "prod",
+    "reciprocal",
     "remainder",
     "reshape",
     "right_shift",
     "round",
     "sign",
+    "signbit",
     "sin",
     "sinh",
     "sqrt",

@@ -13,8 +13,10 @@ class Info:
     """Inspection API of the ingot namespace (the array API's ``__array_namespace_info__()``)."""
 
     def capabilities(self) -> Dict[str, Any]:
-        """Optional features: no boolean-mask indexing yet, no data-dependent shapes."""
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+        """Optional features: boolean-mask indexing and functions whose output shape depends on
+        the data (``nonzero``, ``unique_*``, ``repeat`` with array repeats) are supported; any
+        number of dimensions."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self) -> Device:
         """The default device (``INGOT_DEVICE`` or the best available)."""
@@ -39,11 +41,17 @@ class Info:
         device: Optional[Union[Device, str]] = None,
         kind: Optional[Union[str, tuple]] = None,
     ) -> Dict[str, DType]:
-        """The supported dtypes, by name, optionally only those of ``kind``."""
+        """The array API dtypes that ``device`` (default: the default device) holds, by name,
+        optionally only those of ``kind``. float64 is left out on devices without it (Metal);
+        bfloat16, an extension, is not listed (it is not an array API dtype)."""
+        dev = _ingot.default_device() if device is None else Device(device)
         out = {}
         for d in ALL_DTYPES:
-            if kind is None or isdtype(d, kind):
-                out[d.name] = d
+            if d == _ingot.bfloat16 or (kind is not None and not isdtype(d, kind)):
+                continue
+            if d == _ingot.float64 and dev.kind == "metal":
+                continue
+            out[d.name] = d
         return out
 
 

@@ -14,9 +14,20 @@ use ingot::{Array, DType, Device};
 use crate::device::{device_from_py, PyDevice};
 use crate::dtype::{dtype_from_py, py_dtype, scalar_to_py, PyDType};
 use crate::errors::{detached, guard, IntoPyResult};
-use crate::indexing::parse_key;
+use crate::indexing::{basic_items, parse_key};
 use crate::ops::operand_like;
 use crate::pyarray::{axes_from_py, delegate, shape_from_py, PyArray};
+
+/// `ingot.asarray(value, device=like.device)`: lists and other array-likes assigned into `like`.
+fn asarray_on(py: Python<'_>, value: &Bound<'_, PyAny>, like: &Array) -> PyResult<Array> {
+    let kw = PyDict::new(py);
+    kw.set_item("device", like.device().to_string())?;
+    let a = py
+        .import("ingot")?
+        .getattr("asarray")?
+        .call((value,), Some(&kw))?;
+    Ok(a.cast::<PyArray>()?.get().inner.clone())
+}
 
 fn size1_item<'py>(py: Python<'py>, a: &Array, what: &str) -> PyResult<Bound<'py, PyAny>> {
     if a.size() != 1 {
@@ -219,22 +230,32 @@ impl PyArray {
     }
 
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        let items = parse_key(key)?;
-        guard(|| Ok(self.inner.index(&items).py_err()?.into()))
+        let keys = parse_key(key, &self.inner)?;
+        if let Some(items) = basic_items(&keys) {
+            return guard(|| Ok(self.inner.index(&items).py_err()?.into()));
+        }
+        let a = self.inner.clone();
+        Ok(detached(key.py(), move || ingot::ops::index_get(&a, &keys))?.into())
     }
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = key.py();
-        let items = parse_key(key)?;
+        let keys = parse_key(key, &self.inner)?;
+        let Some(items) = basic_items(&keys) else {
+            self.inner.check_writable("assignment").py_err()?;
+            let v = match operand_like(value, &self.inner, true)? {
+                Some(v) => v,
+                None => asarray_on(py, value, &self.inner)?,
+            };
+            let a = self.inner.clone();
+            return detached(py, move || ingot::ops::index_set(&a, &keys, &v));
+        };
         let target = guard(|| self.inner.index(&items).py_err())?;
         target.check_writable("assignment").py_err()?;
         let v = match operand_like(value, &target, true)? {
             Some(v) => v,
-            None => {
-                // Lists and other array-likes: through the namespace's asarray.
-                let a = py.import("ingot")?.getattr("asarray")?.call1((value,))?;
-                a.cast::<PyArray>()?.get().inner.clone()
-            }
+            // Lists and other array-likes: through the namespace's asarray.
+            None => asarray_on(py, value, &target)?,
         };
         detached(py, move || target.assign(&v))
     }

@@ -1,15 +1,19 @@
-//! Python index keys (`a[1, ::-2, None, ...]`) to `ingot::IndexItem`s.
+//! Python index keys (`a[1, ::-2, None, ..., idx, mask]`) to `ingot::ops::IndexKey`s.
 //!
-//! Basic indexing only: integers (anything with `__index__`, 0-d integer arrays), slices with any
-//! step, `None`, `...` and tuples of these. Integer-array and boolean-mask indexing raise
-//! `IndexError` naming what is not supported.
+//! Basic items: integers (anything with `__index__`, 0-d integer arrays), slices with any step,
+//! `None`, `...`. Advanced items: integer arrays and boolean masks (ingot arrays, NumPy arrays,
+//! lists; Python and NumPy booleans act as 0-d masks), moved to the indexed array's device.
+//! Anything else (floats, float arrays, strings) is an `IndexError` naming it.
 
 use pyo3::exceptions::{PyIndexError, PyOverflowError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
 
-use ingot::IndexItem;
+use ingot::ops::IndexKey;
+use ingot::{Array, DType, IndexItem, Scalar};
 
+use crate::creation::{numpy_to_array, GpuAlias};
+use crate::errors::IntoPyResult;
 use crate::pyarray::PyArray;
 
 /// Slice bounds past this magnitude are clamped (they select the same elements and keep the
@@ -30,22 +34,60 @@ fn clamp_index(obj: &Bound<'_, PyAny>) -> PyResult<isize> {
     })
 }
 
-fn unsupported(what: &str) -> PyErr {
+fn not_index(what: &str) -> PyErr {
     PyIndexError::new_err(format!(
-        "{what} indexing is not supported yet: only integers, slices, None and ... are \
-         (integer-array and boolean-mask indexing are out of scope for now)"
+        "only integers, slices (`:`), ellipsis (`...`), None, and integer or boolean arrays are \
+         valid indices, got {what}"
     ))
 }
 
-fn item(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
+/// An index array from an ingot array: integer or boolean, on `like`'s device.
+fn array_key(a: &Array, like: &Array) -> PyResult<IndexKey> {
+    if a.dtype() != DType::Bool && !a.dtype().is_integer() {
+        return Err(PyIndexError::new_err(format!(
+            "arrays used as indices must be of integer or boolean type, got {}",
+            a.dtype()
+        )));
+    }
+    let a = if a.device() == like.device() {
+        a.clone()
+    } else {
+        a.to_device(like.device()).py_err()?
+    };
+    Ok(IndexKey::Array(a))
+}
+
+/// An array-like (NumPy array or scalar, list) as an index array on `like`'s device; an empty
+/// list indexes with no integers.
+fn array_like_key(obj: &Bound<'_, PyAny>, like: &Array) -> PyResult<IndexKey> {
+    let py = obj.py();
+    let np = py.import("numpy")?;
+    let mut a = np.getattr("asarray")?.call1((obj,))?;
+    let kind: String = a.getattr("dtype")?.getattr("kind")?.extract()?;
+    let size: usize = a.getattr("size")?.extract()?;
+    if size == 0 && kind == "f" {
+        a = a.call_method1("astype", ("int64",))?;
+    } else if kind != "b" && kind != "i" && kind != "u" {
+        return Err(PyIndexError::new_err(format!(
+            "arrays used as indices must be of integer or boolean type, got NumPy dtype {}",
+            a.getattr("dtype")?.str()?
+        )));
+    }
+    let arr = numpy_to_array(&a, None, like.device(), GpuAlias::Copy)?;
+    array_key(&arr, like)
+}
+
+fn item(obj: &Bound<'_, PyAny>, like: &Array) -> PyResult<IndexKey> {
     if obj.is_none() {
-        return Ok(IndexItem::NewAxis);
+        return Ok(IndexKey::Item(IndexItem::NewAxis));
     }
     if obj.is_instance_of::<PyEllipsis>() {
-        return Ok(IndexItem::Ellipsis);
+        return Ok(IndexKey::Item(IndexItem::Ellipsis));
     }
     if obj.is_instance_of::<PyBool>() {
-        return Err(unsupported("boolean scalar"));
+        let b: bool = obj.extract()?;
+        let a = Array::scalar(Scalar::Bool(b), DType::Bool, like.device()).py_err()?;
+        return Ok(IndexKey::Array(a));
     }
     if let Ok(s) = obj.cast::<PySlice>() {
         let part = |name: &str| -> PyResult<Option<isize>> {
@@ -60,11 +102,11 @@ fn item(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
                 })
             }
         };
-        return Ok(IndexItem::Slice {
+        return Ok(IndexKey::Item(IndexItem::Slice {
             start: part("start")?,
             stop: part("stop")?,
             step: part("step")?,
-        });
+        }));
     }
     if let Ok(a) = obj.cast::<PyArray>() {
         let a = a.get();
@@ -72,11 +114,7 @@ fn item(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
             let v = obj.call_method0("__index__")?;
             return int_item(&v);
         }
-        return Err(unsupported(if a.inner.dtype() == ingot::DType::Bool {
-            "boolean-mask"
-        } else {
-            "array"
-        }));
+        return array_key(&a.inner, like);
     }
     if obj.is_instance_of::<PyInt>() {
         return int_item(obj);
@@ -86,31 +124,24 @@ fn item(obj: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
         return int_item(&v);
     }
     if obj.hasattr("shape")? && obj.hasattr("dtype")? {
-        // A NumPy array or scalar: 0-d integers act as integers, the rest is advanced indexing.
+        // A NumPy array or scalar: 0-d integers act as integers, the rest as index arrays.
         let ndim: usize = obj.getattr("ndim")?.extract()?;
         let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
         if ndim == 0 && (kind == "i" || kind == "u") {
             let v = obj.call_method0("__index__")?;
             return int_item(&v);
         }
-        return Err(unsupported(if kind == "b" {
-            "boolean-mask"
-        } else {
-            "array"
-        }));
+        return array_like_key(obj, like);
     }
-    if obj.is_instance_of::<pyo3::types::PyList>() {
-        return Err(unsupported("list (integer-array)"));
+    if obj.is_instance_of::<PyList>() {
+        return array_like_key(obj, like);
     }
-    Err(PyIndexError::new_err(format!(
-        "only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got {}",
-        obj.get_type().name()?
-    )))
+    Err(not_index(&obj.get_type().name()?.to_string()))
 }
 
-fn int_item(v: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
+fn int_item(v: &Bound<'_, PyAny>) -> PyResult<IndexKey> {
     match v.extract::<isize>() {
-        Ok(i) => Ok(IndexItem::Int(i)),
+        Ok(i) => Ok(IndexKey::Item(IndexItem::Int(i))),
         Err(_) if v.is_instance_of::<PyInt>() => Err(PyIndexError::new_err(format!(
             "index {} is out of bounds",
             v.str()?
@@ -119,11 +150,21 @@ fn int_item(v: &Bound<'_, PyAny>) -> PyResult<IndexItem> {
     }
 }
 
-/// Converts a `__getitem__`/`__setitem__` key into index items.
-pub fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<IndexItem>> {
+/// Converts a `__getitem__`/`__setitem__` key of the array `like` into index keys.
+pub fn parse_key(key: &Bound<'_, PyAny>, like: &Array) -> PyResult<Vec<IndexKey>> {
     if let Ok(t) = key.cast::<PyTuple>() {
-        t.iter().map(|k| item(&k)).collect()
+        t.iter().map(|k| item(&k, like)).collect()
     } else {
-        Ok(vec![item(key)?])
+        Ok(vec![item(key, like)?])
     }
+}
+
+/// The basic items of `keys` when every key is basic (a view suffices), else `None`.
+pub fn basic_items(keys: &[IndexKey]) -> Option<Vec<IndexItem>> {
+    keys.iter()
+        .map(|k| match k {
+            IndexKey::Item(i) => Some(*i),
+            IndexKey::Array(_) => None,
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //!
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
-//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `kernel`, `interop`,
+//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `sorting`, `kernel`, `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
@@ -21,6 +21,7 @@ pub mod kernel;
 pub mod metal;
 pub mod ops;
 pub mod pyarray;
+pub mod sorting;
 
 use pyo3::prelude::*;
 
@@ -33,6 +34,7 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pyarray::PyArray>()?;
     creation::register(m)?;
     ops::register(m)?;
+    sorting::register(m)?;
     kernel::register(m)?;
     interop::register(m)?;
     Ok(())

@@ -282,6 +282,7 @@ fn reduce(
         "argmax" => ReduceOp::ArgMax,
         "all" => ReduceOp::All,
         "any" => ReduceOp::Any,
+        "count_nonzero" => ReduceOp::CountNonzero,
         "mean" => ReduceOp::Mean,
         "var" => ReduceOp::Var { correction },
         "std" => ReduceOp::Std { correction },
@@ -307,6 +308,34 @@ fn cumsum(
     };
     let a = x.inner.clone();
     Ok(detached(py, move || ops::cumsum(&a, axis, d))?.into())
+}
+
+/// Cumulative `name` (`"cumsum"` or `"cumprod"`) along `axis` (None: the flattened array),
+/// optionally in `dtype`.
+#[pyfunction]
+#[pyo3(signature = (name, x, axis = None, dtype = None))]
+fn cumulative(
+    py: Python<'_>,
+    name: &str,
+    x: &PyArray,
+    axis: Option<isize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let op = match name {
+        "cumsum" => ops::ScanOp::Sum,
+        "cumprod" => ops::ScanOp::Prod,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown cumulative operation {name:?}"
+            )))
+        }
+    };
+    let d = match dtype {
+        Some(d) if !d.is_none() => Some(dtype_from_py(d)?),
+        _ => None,
+    };
+    let a = x.inner.clone();
+    Ok(detached(py, move || ops::cumulative(op, &a, axis, d))?.into())
 }
 
 /// Matrix product with the array API's rules (batched, broadcasting).
@@ -342,6 +371,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(clip, m)?)?;
     m.add_function(wrap_pyfunction!(reduce, m)?)?;
     m.add_function(wrap_pyfunction!(cumsum, m)?)?;
+    m.add_function(wrap_pyfunction!(cumulative, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(scalar_dtype, m)?)?;
     Ok(())

@@ -103,6 +103,52 @@ template <> struct MaxK<3> { template <class T> static T f(T a, T b) { return (c
 template <int K> struct MinK { template <class T> static T f(T a, T b) { return a <= b ? a : b; } };
 template <> struct MinK<3> { template <class T> static T f(T a, T b) { return (cf(a) <= cf(b) || isnan(cf(a))) ? a : b; } };
 struct bop_atan2 { template <class T> static T f(T a, T b) { return T(atan2(cf(a), cf(b))); } };
+struct bop_copysign { template <class T> static T f(T a, T b) { return T(copysign(cf(a), cf(b))); } };
+// hypot scaled by the larger magnitude (no overflow or underflow of the squares); an infinity
+// wins over NaN, as C's hypot.
+template <class C> inline C x_hypot(C a, C b) {
+  a = fabs(a);
+  b = fabs(b);
+  if (isinf(a) || isinf(b)) return C(INFINITY);
+  if (isnan(a) || isnan(b)) return a + b;
+  C m = max(a, b), n = min(a, b);
+  if (m == C(0)) return m;
+  C r = n / m;
+  return m * sqrt(C(1) + r * r);
+}
+struct bop_hypot { template <class T> static T f(T a, T b) { return T(x_hypot(cf(a), cf(b))); } };
+// log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal arguments (infinities) give a + ln 2
+// (log(2) in C: a literal would be a float in MSL).
+template <class C> inline C x_logaddexp(C a, C b) {
+  if (a == b) return a + log(C(2));
+  C d = a - b;
+  if (d > C(0)) return a + x_log1p(exp(-d));
+  if (d <= C(0)) return b + x_log1p(exp(d));
+  return d;
+}
+struct bop_logaddexp { template <class T> static T f(T a, T b) { return T(x_logaddexp(cf(a), cf(b))); } };
+// nextafter on the bits of T itself (half and bfloat step in their own precision).
+template <class T> struct FBits;
+template <> struct FBits<half> { typedef ushort U; enum { sign_shift = 15 }; };
+template <> struct FBits<bfloat> { typedef ushort U; enum { sign_shift = 15 }; };
+template <> struct FBits<float> { typedef uint U; enum { sign_shift = 31 }; };
+#ifdef INGOT_HAS_F64
+template <> struct FBits<double> { typedef ulong U; enum { sign_shift = 63 }; };
+#endif
+struct bop_nextafter {
+  template <class T> static T f(T x, T y) {
+    typedef typename FBits<T>::U U;
+    typedef typename Tr<T>::C C;
+    C a = cf(x), b = cf(y);
+    if (isnan(a)) return x;
+    if (isnan(b)) return y;
+    if (a == b) return y;
+    U sign = U(U(1) << FBits<T>::sign_shift);
+    if (a == C(0)) return as_type<T>(U((as_type<U>(y) & sign) | U(1)));
+    U u = as_type<U>(x);
+    return as_type<T>(((a < b) == (a > C(0))) ? U(u + U(1)) : U(u - U(1)));
+  }
+};
 struct bop_bitwise_and { template <class T> static T f(T a, T b) { return T(a & b); } };
 struct bop_bitwise_or { template <class T> static T f(T a, T b) { return T(a | b); } };
 struct bop_bitwise_xor { template <class T> static T f(T a, T b) { return T(a ^ b); } };

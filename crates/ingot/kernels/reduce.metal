@@ -104,6 +104,14 @@ template <class T> struct red_any {
   template <class O> static O out(A a) { return O(a != 0u); }
 };
 
+template <class T> struct red_count_nonzero {
+  typedef long A;
+  static A id() { return 0l; }
+  static A load(T x, ulong) { return cvt<bool>(x) ? 1l : 0l; }
+  static A comb(A a, A b) { return a + b; }
+  template <class O> static O out(A a) { return O(a); }
+};
+
 // argmax/argmin: (value, index); NaN wins, then the extreme value, then the lower index.
 template <class C> struct ArgAcc { C v; long i; };
 template <class T, int MAX> struct red_arg {

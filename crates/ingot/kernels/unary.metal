@@ -33,6 +33,9 @@ template <int K> struct IsInfK { template <class T> static bool f(T x) { return 
 template <> struct IsInfK<3> { template <class T> static bool f(T x) { return isinf(cf(x)); } };
 template <int K> struct IsFiniteK { template <class T> static bool f(T x) { return true; } };
 template <> struct IsFiniteK<3> { template <class T> static bool f(T x) { return isfinite(cf(x)); } };
+template <int K> struct SignbitK { template <class T> static bool f(T x) { return false; } };
+template <> struct SignbitK<1> { template <class T> static bool f(T x) { return x < T(0); } };
+template <> struct SignbitK<3> { template <class T> static bool f(T x) { return signbit(cf(x)); } };
 template <int K> struct InvertK { template <class T> static T f(T x) { return T(~x); } };
 template <> struct InvertK<0> { template <class T> static T f(T x) { return !x; } };
 
@@ -55,6 +58,7 @@ INGOT_KIND_OP(bitwise_invert, InvertK)
 INGOT_PRED_OP(isnan, IsNanK)
 INGOT_PRED_OP(isinf, IsInfK)
 INGOT_PRED_OP(isfinite, IsFiniteK)
+INGOT_PRED_OP(signbit, SignbitK)
 struct op_positive { template <class T> static T f(T x) { return x; } };
 struct op_logical_not { template <class T> static bool f(T x) { return !cvt<bool>(x); } };
 INGOT_FLOAT_OP(sqrt, sqrt)
@@ -76,6 +80,9 @@ INGOT_FLOAT_OP(tanh, tanh)
 INGOT_FLOAT_OP(asinh, asinh)
 INGOT_FLOAT_OP(acosh, acosh)
 INGOT_FLOAT_OP(atanh, atanh)
+struct op_reciprocal {
+  template <class T> static T f(T x) { typedef typename Tr<T>::C C; return T(C(1) / cf(x)); }
+};
 
 // Contiguous input and output; 16-byte packs when aligned, in chunks (see INGOT_CHUNKS).
 template <class Op, class A, class R>

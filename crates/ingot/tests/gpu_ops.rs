@@ -694,6 +694,7 @@ fn reduce_ops() -> Vec<ReduceOp> {
         ReduceOp::ArgMax,
         ReduceOp::All,
         ReduceOp::Any,
+        ReduceOp::CountNonzero,
         ReduceOp::Mean,
         ReduceOp::Var { correction: 0.0 },
         ReduceOp::Std { correction: 1.0 },
@@ -885,6 +886,79 @@ fn cumsum_two_level_tiles() {
             }
         };
         assert_close(&format!("cumsum {d} two levels"), &got, &want, 1e-9, 1e4);
+    }
+}
+
+/// Cumulative products (`gpu::scan` with `ScanOp::Prod`): every dtype, short and long lines (the
+/// tiled three-pass path), integers exact (wrapping products are associative), floats near 1.
+#[test]
+fn cumprod_every_dtype_and_layout() {
+    setup();
+    note_cuda_skip();
+    let mut rng = Rng::new(9);
+    for &d in &DType::ALL {
+        let near_one = |rng: &mut Rng, shape: &[usize]| {
+            let n: usize = shape.iter().product();
+            let v: Vec<f64> = (0..n)
+                .map(|i| {
+                    if d.is_float() {
+                        if i % 97 == 5 {
+                            f64::NAN
+                        } else if d.size() == 2 {
+                            // 16-bit floats round at every step: signs only, so any order agrees.
+                            if rng.next() % 2 == 0 {
+                                1.0
+                            } else {
+                                -1.0
+                            }
+                        } else {
+                            rng.uniform(0.999, 1.001)
+                        }
+                    } else {
+                        (rng.next() % 5) as f64 - if d.is_signed_integer() { 2.0 } else { 0.0 }
+                    }
+                })
+                .collect();
+            Array::from_vec(v, shape, Device::Cpu)
+                .unwrap()
+                .astype(d)
+                .unwrap()
+        };
+        for (name, a, axis) in [
+            ("rows", near_one(&mut rng, &[9, 41]), 1usize),
+            ("columns", near_one(&mut rng, &[41, 9]), 0),
+            ("long", near_one(&mut rng, &[30_001]), 0),
+            ("few long lines", near_one(&mut rng, &[2, 20_001]), 1),
+        ] {
+            let r = ops::ScanOp::Prod.result_dtype(d).unwrap();
+            let Some(want) = native(ops::cumulative(
+                ops::ScanOp::Prod,
+                &a,
+                Some(axis as isize),
+                None,
+            )) else {
+                return;
+            };
+            let got = match cuda() {
+                Some(dev) => ops::cumulative(
+                    ops::ScanOp::Prod,
+                    &a.to_device(dev).unwrap(),
+                    Some(axis as isize),
+                    None,
+                )
+                .unwrap()
+                .to_device(Device::Cpu)
+                .unwrap(),
+                None => {
+                    let src = a.astype(r).unwrap();
+                    let out = Array::empty(src.shape(), r, Device::Cpu).unwrap();
+                    out.fill(Scalar::Int(77)).unwrap();
+                    gpu::scan(ops::ScanOp::Prod, &src, axis, &out).unwrap();
+                    out
+                }
+            };
+            assert_close(&format!("cumprod {d} {name}"), &got, &want, 1e-4, 0.0);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Reductions over axes, and cumulative sums.
 
-use super::op::ReduceOp;
+use super::op::{ReduceOp, ScanOp};
 use crate::array::Array;
 use crate::device::Device;
 use crate::dtype::DType;
@@ -66,6 +66,24 @@ pub fn reduce(op: ReduceOp, x: &Array, axes: Option<&[isize]>, keepdims: bool) -
 /// Cumulative sum along `axis` (`None`: over the flattened array). Integer sums widen as in
 /// [`ReduceOp::Sum`]; `dtype` overrides the result dtype.
 pub fn cumsum(x: &Array, axis: Option<isize>, dtype: Option<DType>) -> Result<Array> {
+    cumulative(ScanOp::Sum, x, axis, dtype)
+}
+
+/// Cumulative `op` (sum or product) along `axis` (`None`: over the flattened array). Integers
+/// widen as in the matching reduction; `dtype` overrides the result dtype.
+///
+/// ```
+/// use ingot::{Array, Device, ops::{cumulative, ScanOp}};
+/// let a = Array::from_vec(vec![1i64, 2, 3, 4], &[4], Device::Cpu).unwrap();
+/// let p = cumulative(ScanOp::Prod, &a, None, None).unwrap();
+/// assert_eq!(p.to_vec::<i64>().unwrap(), vec![1, 2, 6, 24]);
+/// ```
+pub fn cumulative(
+    op: ScanOp,
+    x: &Array,
+    axis: Option<isize>,
+    dtype: Option<DType>,
+) -> Result<Array> {
     let (x, axis) = match axis {
         Some(a) => (x.clone(), Layout::normalize_axis(a, x.ndim().max(1))?),
         None => (x.reshape(&[-1])?, 0),
@@ -73,7 +91,7 @@ pub fn cumsum(x: &Array, axis: Option<isize>, dtype: Option<DType>) -> Result<Ar
     let x = if x.ndim() == 0 { x.reshape(&[1])? } else { x };
     let result = match dtype {
         Some(d) => d,
-        None => ReduceOp::Sum.result_dtype(x.dtype())?,
+        None => op.result_dtype(x.dtype())?,
     };
     let input = if x.dtype() == result {
         x
@@ -82,8 +100,8 @@ pub fn cumsum(x: &Array, axis: Option<isize>, dtype: Option<DType>) -> Result<Ar
     };
     let out = Array::empty(input.shape(), result, input.device())?;
     match input.device() {
-        Device::Cpu => super::cpu::cumsum(&input, axis, &out)?,
-        _ => super::gpu::cumsum(&input, axis, &out)?,
+        Device::Cpu => super::cpu::scan(op, &input, axis, &out)?,
+        _ => super::gpu::scan(op, &input, axis, &out)?,
     }
     Ok(out)
 }

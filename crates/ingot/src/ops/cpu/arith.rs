@@ -32,6 +32,8 @@ pub(crate) trait Num: Elem {
     fn trunc_(self) -> Self;
     fn isinf_(self) -> bool;
     fn isfinite_(self) -> bool;
+    /// True when the sign bit is set (negative integers; floats including -0.0 and -NaN).
+    fn signbit_(self) -> bool;
 }
 
 /// Bitwise ops on bool and integers.
@@ -210,6 +212,10 @@ macro_rules! signed_num {
             fn sign_(self) -> Self {
                 self.signum()
             }
+            #[inline(always)]
+            fn signbit_(self) -> bool {
+                self < 0
+            }
         }
         bits_int!($t, true);
     )*};
@@ -235,6 +241,10 @@ macro_rules! unsigned_num {
             #[inline(always)]
             fn sign_(self) -> Self {
                 (self > 0) as $t
+            }
+            #[inline(always)]
+            fn signbit_(self) -> bool {
+                false
             }
         }
         bits_int!($t, false);
@@ -314,6 +324,10 @@ impl Num for B8 {
     #[inline(always)]
     fn isfinite_(self) -> bool {
         true
+    }
+    #[inline(always)]
+    fn signbit_(self) -> bool {
+        false
     }
 }
 
@@ -434,6 +448,10 @@ macro_rules! float_num {
             #[inline(always)]
             fn isfinite_(self) -> bool {
                 self.is_finite()
+            }
+            #[inline(always)]
+            fn signbit_(self) -> bool {
+                self.is_sign_negative()
             }
         }
     )*};
@@ -589,6 +607,10 @@ macro_rules! half_num {
             #[inline(always)]
             fn isfinite_(self) -> bool {
                 self.is_finite()
+            }
+            #[inline(always)]
+            fn signbit_(self) -> bool {
+                self.is_sign_negative()
             }
         }
     )*};

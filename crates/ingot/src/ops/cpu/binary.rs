@@ -4,6 +4,7 @@ use half::{bf16, f16};
 
 use super::arith::{via2, Bits, Num};
 use super::element::{dispatch, Elem, B8};
+use super::float2;
 use super::iter::{elem_ptr, map2, map3, Plan, GRAIN_CHEAP, GRAIN_HEAVY};
 use crate::array::Array;
 use crate::dtype::DType;
@@ -88,6 +89,55 @@ impl FloatBin for Atan2K {
     #[inline(always)]
     fn f64(a: f64, b: f64) -> f64 {
         a.atan2(b)
+    }
+}
+
+struct CopysignK;
+impl FloatBin for CopysignK {
+    const HEAVY: bool = false;
+    #[inline(always)]
+    fn f32(a: f32, b: f32) -> f32 {
+        a.copysign(b)
+    }
+    #[inline(always)]
+    fn f64(a: f64, b: f64) -> f64 {
+        a.copysign(b)
+    }
+}
+struct HypotK;
+impl FloatBin for HypotK {
+    const HEAVY: bool = true;
+    #[inline(always)]
+    fn f32(a: f32, b: f32) -> f32 {
+        a.hypot(b)
+    }
+    #[inline(always)]
+    fn f64(a: f64, b: f64) -> f64 {
+        a.hypot(b)
+    }
+}
+struct LogaddexpK;
+impl FloatBin for LogaddexpK {
+    const HEAVY: bool = true;
+    #[inline(always)]
+    fn f32(a: f32, b: f32) -> f32 {
+        float2::logaddexp_f32(a, b)
+    }
+    #[inline(always)]
+    fn f64(a: f64, b: f64) -> f64 {
+        float2::logaddexp_f64(a, b)
+    }
+}
+
+/// `nextafter` on the bits of each float type (16-bit types step in their own precision).
+fn nextafter(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
+    use float2::nextafter_bits as nb;
+    match x.dtype() {
+        DType::Float32 => map2::<f32, f32, f32, _>(x, y, out, GRAIN_CHEAP, nb),
+        DType::Float64 => map2::<f64, f64, f64, _>(x, y, out, GRAIN_CHEAP, nb),
+        DType::Float16 => map2::<f16, f16, f16, _>(x, y, out, GRAIN_CHEAP, nb),
+        DType::BFloat16 => map2::<bf16, bf16, bf16, _>(x, y, out, GRAIN_CHEAP, nb),
+        d => Err(unsupported(op, d)),
     }
 }
 
@@ -183,6 +233,10 @@ pub(crate) fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<
         Minimum => num::<MinK>(op, x, y, out),
         Divide => float::<DivK>(op, x, y, out),
         Atan2 => float::<Atan2K>(op, x, y, out),
+        Copysign => float::<CopysignK>(op, x, y, out),
+        Hypot => float::<HypotK>(op, x, y, out),
+        Logaddexp => float::<LogaddexpK>(op, x, y, out),
+        Nextafter => nextafter(op, x, y, out),
         BitwiseAnd => bits::<AndK>(op, x, y, out),
         BitwiseOr => bits::<OrK>(op, x, y, out),
         BitwiseXor => bits::<XorK>(op, x, y, out),

@@ -1,18 +1,23 @@
-//! Cumulative sums along one axis (each step rounded to the dtype, as NumPy's `add.accumulate`).
+//! Cumulative sums and products along one axis (each step rounded to the dtype, as NumPy's
+//! `add.accumulate` and `multiply.accumulate`).
 
 use super::arith::Num;
 use super::element::dispatch;
 use super::iter::{elem_ptr, par_runs, Plan};
 use crate::array::Array;
 use crate::error::Result;
+use crate::ops::ScanOp;
 
-/// `out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...]` along `axis`; `x` and `out` have
+/// `out[..., i, ...] = x[..., 0, ...] op ... op x[..., i, ...]` along `axis`; `x` and `out` have
 /// one shape and dtype.
-pub(crate) fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
-    dispatch!(x.dtype(), T => run::<T>(x, axis, out))
+pub(crate) fn scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<()> {
+    match op {
+        ScanOp::Sum => dispatch!(x.dtype(), T => run::<T>(x, axis, out, Num::add)),
+        ScanOp::Prod => dispatch!(x.dtype(), T => run::<T>(x, axis, out, Num::mul)),
+    }
 }
 
-fn run<T: Num>(x: &Array, axis: usize, out: &Array) -> Result<()> {
+fn run<T: Num>(x: &Array, axis: usize, out: &Array, f: fn(T, T) -> T) -> Result<()> {
     let (px, po) = (elem_ptr::<T>(x)?, elem_ptr::<T>(out)?);
     let (xs, os) = (x.layout().strides(), out.layout().strides());
     let len = x.shape()[axis];
@@ -35,7 +40,7 @@ fn run<T: Num>(x: &Array, axis: usize, out: &Array) -> Result<()> {
                 let mut acc = *a;
                 *o = acc;
                 for i in 1..len as isize {
-                    acc = acc.add(*a.offset(i * sx));
+                    acc = f(acc, *a.offset(i * sx));
                     *o.offset(i * so) = acc;
                 }
             }
@@ -89,5 +94,22 @@ mod tests {
             .unwrap();
         assert_eq!(c[n - 1], (n / 4) as u64);
         assert_eq!(c[4 * 10 + 2], 11);
+    }
+
+    #[test]
+    fn cumprod_widens_and_wraps_like_numpy() {
+        use crate::ops::{cumulative, ScanOp};
+        let a = Array::from_vec(vec![2i8, -3, 4, 5], &[2, 2], Device::Cpu).unwrap();
+        let p = cumulative(ScanOp::Prod, &a, Some(1), None).unwrap();
+        assert_eq!(p.dtype(), DType::Int64);
+        assert_eq!(p.to_vec::<i64>().unwrap(), vec![2, -6, 4, 20]);
+        let w = Array::from_vec(vec![16u8, 16, 2], &[3], Device::Cpu).unwrap();
+        let p = cumulative(ScanOp::Prod, &w, None, Some(DType::UInt8)).unwrap();
+        assert_eq!(p.to_vec::<u8>().unwrap(), vec![16, 0, 0]);
+        let f = Array::from_vec(vec![0.5f64, -2.0, f64::INFINITY, 0.0], &[4], Device::Cpu).unwrap();
+        let p = cumulative(ScanOp::Prod, &f, Some(0), None).unwrap();
+        let v = p.to_vec::<f64>().unwrap();
+        assert_eq!(&v[..3], &[0.5, -1.0, f64::NEG_INFINITY]);
+        assert!(v[3].is_nan());
     }
 }

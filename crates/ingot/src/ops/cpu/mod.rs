@@ -8,15 +8,21 @@ mod cast;
 mod cumsum;
 pub(crate) mod element;
 mod fill;
+mod float2;
+mod gather;
 pub(crate) mod iter;
 mod math;
 mod matmul;
+mod radix;
 mod reduce;
+mod select;
+mod sort;
+mod sortkey;
 mod unary;
 
 use crate::array::Array;
 use crate::error::Result;
-use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::ops::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 
 /// `out = op(x)` elementwise.
 pub(crate) fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
@@ -34,9 +40,9 @@ pub(crate) fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()>
 pub(crate) fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()> {
     reduce::reduce(op, x, axes, out)
 }
-/// Cumulative sum of `x` along `axis` into `out` (same shape and dtype).
-pub(crate) fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
-    cumsum::cumsum(x, axis, out)
+/// Cumulative `op` of `x` along `axis` into `out` (same shape and dtype).
+pub(crate) fn scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<()> {
+    cumsum::scan(op, x, axis, out)
 }
 /// Writes `src` (broadcast to `dst`'s shape) into `dst` with NumPy's `astype` conversions.
 pub(crate) fn copy_cast(src: &Array, dst: &Array) -> Result<()> {
@@ -49,4 +55,65 @@ pub(crate) fn affine_fill(out: &Array, start: f64, step: f64) -> Result<()> {
 /// Batched `out = a @ b` (`[..., m, k] @ [..., k, n]`, batch axes already broadcast).
 pub(crate) fn matmul(a: &Array, b: &Array, out: &Array) -> Result<()> {
     matmul::matmul(a, b, out)
+}
+/// Sorts each row (last axis) of `x` into `values` and/or stable argsort `indices` (int64).
+pub(crate) fn sort_rows(
+    x: &Array,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    descending: bool,
+) -> Result<()> {
+    sort::sort_rows(x, values, indices, descending)
+}
+/// Row-major positions (int64) of the nonzero elements of `x`.
+pub(crate) fn flat_nonzero(x: &Array) -> Result<Array> {
+    select::flat_nonzero(x)
+}
+/// The distinct values of `x` with (when asked) first positions, inverse and counts.
+pub(crate) fn unique(
+    x: &Array,
+    index: bool,
+    inverse: bool,
+    counts: bool,
+) -> Result<(Array, Option<Array>, Option<Array>, Option<Array>)> {
+    let u = select::unique(x, index, inverse, counts)?;
+    Ok((u.values, u.index, u.inverse, u.counts))
+}
+/// Insertion positions of `values` in the 1-D ascending `sorted` (one dtype).
+pub(crate) fn searchsorted(sorted: &Array, values: &Array, right: bool) -> Result<Array> {
+    select::searchsorted(sorted, values, right)
+}
+/// Whether each element of `x1` is in `x2` (one dtype), or the complement.
+pub(crate) fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
+    select::isin(x1, x2, invert)
+}
+/// `lin (+)= idx * stride` with bounds checks (integer-array indexing).
+pub(crate) fn index_offsets(
+    lin: &Array,
+    idx: &Array,
+    dim: usize,
+    stride: isize,
+    first: bool,
+    axis: usize,
+) -> Result<()> {
+    gather::index_offsets(lin, idx, dim, stride, first, axis)
+}
+/// `out` = the elements of `w` shifted by `lin` along its stride-0 axis `jaxis`.
+pub(crate) fn gather(w: &Array, jaxis: usize, lin: &Array, out: &Array) -> Result<()> {
+    gather::gather(w, jaxis, lin, out)
+}
+/// Writes `value` through `w` shifted by `lin` along its stride-0 axis `jaxis`.
+pub(crate) fn scatter(w: &Array, jaxis: usize, lin: &Array, value: &Array) -> Result<()> {
+    gather::scatter(w, jaxis, lin, value)
+}
+/// `out[i] = w[i with the axis at idx[i]]` (take_along_axis).
+pub(crate) fn take_along(
+    w: &Array,
+    idx: &Array,
+    dim: usize,
+    stride: isize,
+    axis: usize,
+    out: &Array,
+) -> Result<()> {
+    gather::take_along(w, idx, dim, stride, axis, out)
 }

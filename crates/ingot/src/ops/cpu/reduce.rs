@@ -388,6 +388,29 @@ impl<T: Elem, const ALL: bool> Reducer for AllAnyR<T, ALL> {
     }
 }
 
+struct CountR<T>(std::marker::PhantomData<T>);
+impl<T: Elem> Reducer for CountR<T> {
+    type T = T;
+    type Acc = i64;
+    type Out = i64;
+    fn init(&self) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn fold(&self, acc: i64, xs: &[T], _pos: usize) -> i64 {
+        // Counted in u32 lanes over blocks that cannot overflow them (vectorises), summed in i64.
+        xs.chunks(1 << 20).fold(acc, |a, b| {
+            a + lanes_fold(b, 0u32, |c, v| c + v.nonzero() as u32, |p, q| p + q) as i64
+        })
+    }
+    fn combine(&self, a: i64, b: i64) -> i64 {
+        a + b
+    }
+    fn finish(&self, acc: i64, _n: usize) -> i64 {
+        acc
+    }
+}
+
 multiversion! {
     /// `r.fold` over `len` contiguous elements at `p`.
     unsafe fn fold_contig[R: Reducer](r: &R, acc: R::Acc, p: *const R::T, len: usize, pos: usize) -> R::Acc
@@ -510,6 +533,7 @@ pub(crate) fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Re
         ReduceOp::ArgMax => run(&ArgR::<T, true>(P), x, axes, out),
         ReduceOp::All => run(&AllAnyR::<T, true>(P), x, axes, out),
         ReduceOp::Any => run(&AllAnyR::<T, false>(P), x, axes, out),
+        ReduceOp::CountNonzero => run(&CountR::<T>(P), x, axes, out),
     })
 }
 

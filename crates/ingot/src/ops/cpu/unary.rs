@@ -82,6 +82,7 @@ float_unary! {
     AsinhK => (true, |x| (x as f64).asinh() as f32, f64::asinh),
     AcoshK => (true, |x| (x as f64).acosh() as f32, f64::acosh),
     AtanhK => (true, |x| (x as f64).atanh() as f32, f64::atanh),
+    ReciprocalK => (false, |x| 1.0 / x, |x| 1.0 / x),
 }
 
 struct SinK;
@@ -185,6 +186,8 @@ pub(crate) fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
         IsFinite => {
             dispatch!(dt, T => map1(x, out, GRAIN_CHEAP, |v: T| B8::new(Num::isfinite_(v))))
         }
+        Reciprocal => float_map::<ReciprocalK>(op, x, out),
+        Signbit => dispatch!(dt, T => map1(x, out, GRAIN_CHEAP, |v: T| B8::new(Num::signbit_(v)))),
     }
 }
 

@@ -22,6 +22,9 @@ pub(crate) enum Module {
     Where,
     Reduce,
     Scan,
+    Sort,
+    Select,
+    Gather,
 }
 
 impl Module {
@@ -33,6 +36,14 @@ impl Module {
             Module::Where => include_str!("../../../kernels/where.metal"),
             Module::Reduce => include_str!("../../../kernels/reduce.metal"),
             Module::Scan => include_str!("../../../kernels/scan.metal"),
+            Module::Sort => include_str!("../../../kernels/sort.metal"),
+            // The selections use the sort keys (and sort on the way to `unique` and `isin`).
+            Module::Select => concat!(
+                include_str!("../../../kernels/sort.metal"),
+                "\n",
+                include_str!("../../../kernels/select.metal")
+            ),
+            Module::Gather => include_str!("../../../kernels/gather.metal"),
         }
     }
 
@@ -44,6 +55,9 @@ impl Module {
             Module::Where => "where.metal",
             Module::Reduce => "reduce.metal",
             Module::Scan => "scan.metal",
+            Module::Sort => "sort.metal",
+            Module::Select => "select.metal",
+            Module::Gather => "gather.metal",
         }
     }
 }

@@ -16,11 +16,17 @@
 
 mod copy;
 mod elementwise;
+mod gather;
 mod library;
 pub(crate) mod matmul;
 mod operand;
 mod reduce;
+mod select;
+pub(crate) mod sort;
 
 pub use copy::{affine_fill, copy_cast};
 pub use elementwise::{binary, unary, where_};
-pub use reduce::{cumsum, reduce};
+pub use gather::{gather, index_offsets, scatter, take_along};
+pub use reduce::{cumsum, reduce, scan};
+pub use select::{flat_nonzero, isin, searchsorted, unique};
+pub use sort::sort_rows;

@@ -17,18 +17,26 @@ use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernel::{Dispatch, KernelArg};
-use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::ops::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 
 /// The reduce ops that have kernels, with the result dtype each gives for an input dtype.
-const BASIC: [&str; 8] = [
-    "sum", "prod", "min", "max", "all", "any", "argmin", "argmax",
+const BASIC: [&str; 9] = [
+    "sum",
+    "prod",
+    "min",
+    "max",
+    "all",
+    "any",
+    "argmin",
+    "argmax",
+    "count_nonzero",
 ];
 
 fn basic_result(name: &str, t: DType) -> DType {
     match name {
         "sum" | "prod" => ReduceOp::Sum.result_dtype(t).unwrap_or(t),
         "all" | "any" => DType::Bool,
-        "argmin" | "argmax" => DType::Int64,
+        "argmin" | "argmax" | "count_nonzero" => DType::Int64,
         _ => t,
     }
 }
@@ -343,16 +351,23 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
 
 /// Cumulative sum of `x` along `axis` into the contiguous `out` (same shape and dtype).
 pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
-    check_device("cumsum", &[x, out])?;
-    out.check_writable("cumsum")?;
+    scan(ScanOp::Sum, x, axis, out)
+}
+
+/// Cumulative `op` of `x` along `axis` into the contiguous `out` (same shape and dtype).
+pub fn scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<()> {
+    let name = op.name();
+    check_device(name, &[x, out])?;
+    out.check_writable(name)?;
     if x.dtype() != out.dtype() || x.shape() != out.shape() || !out.is_contiguous() {
         return Err(Error::Value(
-            "internal: cumsum needs a contiguous output of the input's shape and dtype".into(),
+            "internal: cumulative ops need a contiguous output of the input's shape and dtype"
+                .into(),
         ));
     }
     if axis >= x.ndim() {
         return Err(Error::Shape(format!(
-            "cumsum: axis {axis} out of range for {} dimensions",
+            "{name}: axis {axis} out of range for {} dimensions",
             x.ndim()
         )));
     }
@@ -370,7 +385,7 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
     let (shape, st) = collapse(&sh, &[sx, so]);
     if shape.len() > MAX_DIMS {
         let c = x.contiguous()?;
-        return cumsum(&c, axis, out);
+        return scan(op, &c, axis, out);
     }
     let lines: usize = shape.iter().product();
     let len = x.shape()[axis];
@@ -397,22 +412,30 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         kernel(
             device,
             Module::Scan,
-            KernelId::new(tmpl, "cumsum", &[t]),
+            KernelId::new(tmpl, name, &[t]),
             || {
                 let ts: Vec<DType> = if super::library::bundle(device) {
                     DType::ALL.to_vec()
                 } else {
                     vec![t]
                 };
+                let ops: Vec<ScanOp> = if super::library::bundle(device) {
+                    vec![ScanOp::Sum, ScanOp::Prod]
+                } else {
+                    vec![op]
+                };
                 let mut v = Vec::new();
-                for tt in ts {
-                    for tm in [
-                        "cumsum_lines",
-                        "cumsum_pieces",
-                        "cumsum_tile_sums",
-                        "cumsum_tiles",
-                    ] {
-                        v.push(Inst::new(tm, "cumsum", &[tt], ty(tt)));
+                for o in ops {
+                    for &tt in &ts {
+                        for tm in [
+                            "cumsum_lines",
+                            "cumsum_pieces",
+                            "cumsum_tile_sums",
+                            "cumsum_tiles",
+                        ] {
+                            let args = format!("scan_{}<{}>, {}", o.name(), ty(tt), ty(tt));
+                            v.push(Inst::new(tm, o.name(), &[tt], &args));
+                        }
                     }
                 }
                 v
@@ -445,7 +468,7 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
         if tiles {
             let totals = [x.clone(), s.clone(), g.clone(), ax.clone()];
             get("cumsum_tile_sums")?.launch(&totals, &d)?;
-            cumsum(&sums.clone(), 1, &sums)?;
+            scan(op, &sums.clone(), 1, &sums)?;
             get("cumsum_tiles")?.launch(&[x, y, s, g, ax], &d)
         } else {
             let pass = |p: u32| KernelArg::Bytes(p.to_ne_bytes().to_vec());
@@ -459,14 +482,14 @@ pub fn cumsum(x: &Array, axis: usize, out: &Array) -> Result<()> {
                 pass(0),
             ];
             k.launch(&totals, &d)?;
-            cumsum(&sums.clone(), 1, &sums)?;
+            scan(op, &sums.clone(), 1, &sums)?;
             k.launch(&[x, y, s, g, ax, pass(1)], &d)
         }
     };
     // Unit strides (the last axis of the contiguous output): coalesced tiles, one group each.
     if oo.strides[axis] == 1 && lines <= 65535 {
         if xo.strides[axis] != 1 {
-            return cumsum(&x.contiguous()?, axis, out);
+            return scan(op, &x.contiguous()?, axis, out);
         }
         let tiles = len.div_ceil(scan_tile(t.size()));
         let d = Dispatch::groups(&[tiles as u32, lines as u32]).with_threadgroup(&[TG])?;

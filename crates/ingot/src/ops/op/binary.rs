@@ -34,11 +34,19 @@ pub enum BinaryOp {
     LessEqual,
     Greater,
     GreaterEqual,
+    /// The magnitude of the first argument with the sign of the second.
+    Copysign,
+    /// `sqrt(a^2 + b^2)` without undue overflow or underflow.
+    Hypot,
+    /// `log(exp(a) + exp(b))` without undue overflow.
+    Logaddexp,
+    /// The next representable value after `a` toward `b`, in the dtype.
+    Nextafter,
 }
 
 impl BinaryOp {
     /// Every binary op.
-    pub const ALL: [BinaryOp; 24] = [
+    pub const ALL: [BinaryOp; 28] = [
         BinaryOp::Add,
         BinaryOp::Subtract,
         BinaryOp::Multiply,
@@ -63,6 +71,10 @@ impl BinaryOp {
         BinaryOp::LessEqual,
         BinaryOp::Greater,
         BinaryOp::GreaterEqual,
+        BinaryOp::Copysign,
+        BinaryOp::Hypot,
+        BinaryOp::Logaddexp,
+        BinaryOp::Nextafter,
     ];
 
     /// The op's name, as in the array API (`"add"`, `"bitwise_left_shift"`...).
@@ -93,6 +105,10 @@ impl BinaryOp {
             LessEqual => "less_equal",
             Greater => "greater",
             GreaterEqual => "greater_equal",
+            Copysign => "copysign",
+            Hypot => "hypot",
+            Logaddexp => "logaddexp",
+            Nextafter => "nextafter",
         }
     }
 
@@ -149,7 +165,7 @@ impl BinaryOp {
                 };
                 Ok((f, f))
             }
-            Atan2 => {
+            Atan2 | Copysign | Hypot | Logaddexp | Nextafter => {
                 let f = common.float_result();
                 Ok((f, f))
             }

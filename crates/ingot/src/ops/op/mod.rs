@@ -8,5 +8,5 @@ mod reduce;
 mod unary;
 
 pub use binary::{scalar_dtype, BinaryOp};
-pub use reduce::ReduceOp;
+pub use reduce::{ReduceOp, ScanOp};
 pub use unary::{UnaryClass, UnaryOp};

@@ -16,6 +16,8 @@ pub enum ReduceOp {
     ArgMax,
     All,
     Any,
+    /// The number of nonzero elements (NaN counts as nonzero), as int64.
+    CountNonzero,
     Mean,
     /// Variance with `correction` degrees of freedom removed (NumPy's `ddof`).
     Var {
@@ -39,6 +41,7 @@ impl ReduceOp {
             ReduceOp::ArgMax => "argmax",
             ReduceOp::All => "all",
             ReduceOp::Any => "any",
+            ReduceOp::CountNonzero => "count_nonzero",
             ReduceOp::Mean => "mean",
             ReduceOp::Var { .. } => "var",
             ReduceOp::Std { .. } => "std",
@@ -55,7 +58,7 @@ impl ReduceOp {
                 Kind::Float => dtype,
             },
             ReduceOp::Min | ReduceOp::Max => dtype,
-            ReduceOp::ArgMin | ReduceOp::ArgMax => DType::Int64,
+            ReduceOp::ArgMin | ReduceOp::ArgMax | ReduceOp::CountNonzero => DType::Int64,
             ReduceOp::All | ReduceOp::Any => DType::Bool,
             ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
                 if dtype.is_float() {
@@ -65,5 +68,34 @@ impl ReduceOp {
                 }
             }
         })
+    }
+}
+
+/// Cumulative (scan) operations along one axis. The `name` of each is shared with the GPU kernel
+/// library (`cumsum_lines__<name>_<dtype>`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    /// Running sum.
+    Sum,
+    /// Running product.
+    Prod,
+}
+
+impl ScanOp {
+    /// The op's name (`"cumsum"`, `"cumprod"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanOp::Sum => "cumsum",
+            ScanOp::Prod => "cumprod",
+        }
+    }
+
+    /// The result dtype for an input of `dtype` (as the matching reduction: integers widen to
+    /// int64/uint64).
+    pub fn result_dtype(self, dtype: DType) -> Result<DType> {
+        match self {
+            ScanOp::Sum => ReduceOp::Sum.result_dtype(dtype),
+            ScanOp::Prod => ReduceOp::Prod.result_dtype(dtype),
+        }
     }
 }

@@ -41,6 +41,10 @@ pub enum UnaryOp {
     IsNan,
     IsInf,
     IsFinite,
+    /// `1 / x` (integers and bool are first converted to a float).
+    Reciprocal,
+    /// True where the sign bit is set (`-0.0` and NaNs with the sign bit included).
+    Signbit,
 }
 
 /// What an op does with dtypes.
@@ -62,7 +66,7 @@ pub enum UnaryClass {
 
 impl UnaryOp {
     /// Every unary op.
-    pub const ALL: [UnaryOp; 33] = [
+    pub const ALL: [UnaryOp; 35] = [
         UnaryOp::Abs,
         UnaryOp::Negative,
         UnaryOp::Positive,
@@ -96,6 +100,8 @@ impl UnaryOp {
         UnaryOp::IsNan,
         UnaryOp::IsInf,
         UnaryOp::IsFinite,
+        UnaryOp::Reciprocal,
+        UnaryOp::Signbit,
     ];
 
     /// The op's name, as in the array API (`"abs"`, `"log1p"`...).
@@ -135,6 +141,8 @@ impl UnaryOp {
             IsNan => "isnan",
             IsInf => "isinf",
             IsFinite => "isfinite",
+            Reciprocal => "reciprocal",
+            Signbit => "signbit",
         }
     }
 
@@ -149,7 +157,7 @@ impl UnaryOp {
         match self {
             Abs | Negative | Positive | Sign | Square => UnaryClass::Numeric,
             Floor | Ceil | Round | Trunc => UnaryClass::Rounding,
-            IsNan | IsInf | IsFinite => UnaryClass::Predicate,
+            IsNan | IsInf | IsFinite | Signbit => UnaryClass::Predicate,
             LogicalNot => UnaryClass::Logical,
             BitwiseInvert => UnaryClass::Bitwise,
             _ => UnaryClass::Float,

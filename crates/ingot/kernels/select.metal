@@ -1,0 +1,218 @@
+// Stream compaction (nonzero, boolean masks, unique) and binary searches (searchsorted, isin).
+// Prepended by sort.metal (SortKey and its flags).
+//
+// Compaction runs in two kernels over tiles of 4096 elements (256 threads x 16, element
+// k * 256 + lid): *_count writes each tile's number of selected elements, the host scans the
+// counts (inclusively) and reads the total, *_write recomputes the selection and writes each
+// selected element at its tile's offset plus its rank in the tile (in index order: SIMD-group
+// ballots, then one scan of the 128 (item, SIMD-group) counts). The input is read twice, only
+// the selected elements are written.
+#define SEL_ITEMS 16u
+#define SEL_TILE 4096u
+#define SEL_FLOAT 1u   // nonzero: elements are floats (-0.0 is zero); unique: NaN keys are distinct
+
+struct SelGeom {
+  ulong n;
+  uint flags;
+  uint pad;
+};
+
+// The tile count of the selected elements flagged in `sel` (thread lid's items), in every thread.
+inline uint tile_count(thread const bool* sel, threadgroup uint* part, uint lid) {
+  uint c = 0u;
+  for (uint k = 0; k < SEL_ITEMS; ++k) c += sel[k] ? 1u : 0u;
+  c = simd_sum(c);
+  if ((lid & 31u) == 0u) part[lid >> 5] = c;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  uint t = 0u;
+  for (uint w = 0; w < 8u; ++w) t += part[w];
+  return t;
+}
+
+// pos[k]: the rank in the tile of item k of this thread when selected (`cnt`: 128 slots).
+inline void tile_ranks(thread const bool* sel, thread uint* pos, threadgroup uint* cnt, uint lid) {
+  const uint lane = lid & 31u, w = lid >> 5, lt = (1u << lane) - 1u;
+  uint mask[SEL_ITEMS];
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    mask[k] = uint(static_cast<simd_vote::vote_t>(simd_ballot(sel[k])));
+    if (lane == 0u) cnt[k * 8u + w] = uint(popcount(mask[k]));
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (w == 0u) {
+    uint v0 = cnt[lane * 4u], v1 = cnt[lane * 4u + 1u], v2 = cnt[lane * 4u + 2u], v3 = cnt[lane * 4u + 3u];
+    uint ex = simd_prefix_exclusive_sum(v0 + v1 + v2 + v3);
+    cnt[lane * 4u] = ex;
+    cnt[lane * 4u + 1u] = ex + v0;
+    cnt[lane * 4u + 2u] = ex + v0 + v1;
+    cnt[lane * 4u + 3u] = ex + v0 + v1 + v2;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = 0; k < SEL_ITEMS; ++k) pos[k] = cnt[k * 8u + w] + uint(popcount(mask[k] & lt));
+}
+
+// ---- nonzero: K holds the element bits (uchar for bool) --------------------------------------
+template <class K> inline bool nz_bits(K b, uint flags) {
+  const K S = K(K(1) << (sizeof(K) * 8 - 1));
+  return (flags & SEL_FLOAT) ? K(b & K(~S)) != K(0) : b != K(0);
+}
+
+template <class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void nonzero_count(
+    device const K* x [[buffer(0)]], device uint* counts [[buffer(1)]],
+    constant SelGeom& g [[buffer(2)]], uint grp [[threadgroup_position_in_grid]],
+    uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup uint part[8];
+  bool sel[SEL_ITEMS];
+  ulong base = ulong(grp) * SEL_TILE;
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    ulong i = base + ulong(k * 256u + lid);
+    sel[k] = i < g.n && nz_bits(x[i], g.flags);
+  }
+  uint t = tile_count(sel, part, lid);
+  if (lid == 0u) counts[grp] = t;
+}
+
+// Writes the flat position of every nonzero element; `scan`: inclusive scan of the counts.
+template <class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void nonzero_write(
+    device const K* x [[buffer(0)]], device const uint* scan [[buffer(1)]],
+    device long* out [[buffer(2)]], constant SelGeom& g [[buffer(3)]],
+    uint grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup uint cnt[SEL_ITEMS * 8];
+  bool sel[SEL_ITEMS];
+  uint pos[SEL_ITEMS];
+  ulong base = ulong(grp) * SEL_TILE;
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    ulong i = base + ulong(k * 256u + lid);
+    sel[k] = i < g.n && nz_bits(x[i], g.flags);
+  }
+  tile_ranks(sel, pos, cnt, lid);
+  ulong at = grp == 0u ? 0ul : ulong(scan[grp - 1u]);
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    if (sel[k]) out[at + pos[k]] = long(base + ulong(k * 256u + lid));
+  }
+}
+
+// ---- unique: over sorted keys (SortKey<T>::key with SK_CANON) --------------------------------
+// Element i starts a new value when it differs from its predecessor; every NaN is its own value.
+template <class K> inline bool boundary(device const K* k, ulong i, uint flags) {
+  if (i == 0ul) return true;
+  K v = k[i];
+  return v != k[i - 1ul] || ((flags & SEL_FLOAT) && v == K(~K(0)));
+}
+
+template <class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void unique_count(
+    device const K* keys [[buffer(0)]], device uint* counts [[buffer(1)]],
+    constant SelGeom& g [[buffer(2)]], uint grp [[threadgroup_position_in_grid]],
+    uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup uint part[8];
+  bool sel[SEL_ITEMS];
+  ulong base = ulong(grp) * SEL_TILE;
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    ulong i = base + ulong(k * 256u + lid);
+    sel[k] = i < g.n && boundary(keys, i, g.flags);
+  }
+  uint t = tile_count(sel, part, lid);
+  if (lid == 0u) counts[grp] = t;
+}
+
+#define UQ_INDEX 2u   // write the first position (perm[i]) of each value
+#define UQ_START 4u   // write where each value starts in the sorted order
+
+// values[j]: the bits of the j-th distinct value; index[j]: its first position in the input
+// (perm: the stable sort's permutation); start[j]: its first position in the sorted order.
+template <class T, class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void unique_write(
+    device const K* keys [[buffer(0)]], device const long* perm [[buffer(1)]],
+    device const uint* scan [[buffer(2)]], device K* values [[buffer(3)]],
+    device long* index [[buffer(4)]], device long* start [[buffer(5)]],
+    constant SelGeom& g [[buffer(6)]], uint grp [[threadgroup_position_in_grid]],
+    uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup uint cnt[SEL_ITEMS * 8];
+  bool sel[SEL_ITEMS];
+  uint pos[SEL_ITEMS];
+  ulong base = ulong(grp) * SEL_TILE;
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    ulong i = base + ulong(k * 256u + lid);
+    sel[k] = i < g.n && boundary(keys, i, g.flags);
+  }
+  tile_ranks(sel, pos, cnt, lid);
+  ulong at = grp == 0u ? 0ul : ulong(scan[grp - 1u]);
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    if (!sel[k]) continue;
+    ulong i = base + ulong(k * 256u + lid);
+    ulong j = at + pos[k];
+    values[j] = SortKey<T>::bits(keys[i], SK_CANON);
+    if (g.flags & UQ_INDEX) index[j] = perm[i];
+    if (g.flags & UQ_START) start[j] = long(i);
+  }
+}
+
+// flags[i] = 1 where a new value starts (for the inverse: an inclusive scan numbers the values).
+template <class K>
+kernel void unique_flags(device const K* keys [[buffer(0)]], device uint* flags [[buffer(1)]],
+                         constant SelGeom& g [[buffer(2)]], uint tid [[thread_position_in_grid]],
+                         uint nt [[threads_per_grid]]) {
+  for (ulong i = tid; i < g.n; i += nt) flags[i] = boundary(keys, i, g.flags) ? 1u : 0u;
+}
+
+// inverse[perm[i]] = (number of values starting at or before i) - 1 (P: long).
+template <class P>
+kernel void unique_inverse(device const uint* numbered [[buffer(0)]],
+                           device const P* perm [[buffer(1)]], device P* inverse [[buffer(2)]],
+                           constant SelGeom& g [[buffer(3)]], uint tid [[thread_position_in_grid]],
+                           uint nt [[threads_per_grid]]) {
+  for (ulong i = tid; i < g.n; i += nt) inverse[perm[i]] = P(numbered[i]) - P(1);
+}
+
+// ---- binary searches over a sorted array (element bits K of dtype T) --------------------------
+struct SearchGeom {
+  ulong n;       // values searched for
+  ulong m;       // elements of the sorted array
+  uint flags;    // SR_RIGHT, SR_INVERT
+  uint pad;
+};
+#define SR_RIGHT 1u   // searchsorted side="right"
+#define SR_INVERT 2u  // isin: the complement
+
+// The first position in sorted[0, m) whose key is >= key (side left) or > key (side right).
+template <class T, class K>
+inline ulong lower_pos(device const K* sorted, ulong m, K key, bool right, bool raw) {
+  ulong lo = 0ul, hi = m;
+  while (lo < hi) {
+    ulong mid = lo + (hi - lo) / 2ul;
+    K s = raw ? sorted[mid] : SortKey<T>::key(sorted[mid], SK_CANON);
+    bool go_right = right ? s <= key : s < key;
+    if (go_right) lo = mid + 1ul;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// out[i]: where values[i] would be inserted into `sorted` (ascending in NumPy's order) to keep it
+// sorted; -0.0 equals +0.0 and NaN sorts last, as `sort` orders them.
+template <class T, class K>
+kernel void search_sorted(device const K* sorted [[buffer(0)]], device const K* values [[buffer(1)]],
+                          device long* out [[buffer(2)]], constant SearchGeom& g [[buffer(3)]],
+                          uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]]) {
+  for (ulong i = tid; i < g.n; i += nt) {
+    K key = SortKey<T>::key(values[i], SK_CANON);
+    out[i] = long(lower_pos<T, K>(sorted, g.m, key, (g.flags & SR_RIGHT) != 0u, false));
+  }
+}
+
+// out[i]: whether values[i] equals an element of `keys` (sorted keys with SK_CANON); NaN never
+// does. SR_INVERT gives the complement.
+template <class T, class K>
+kernel void isin_sorted(device const K* keys [[buffer(0)]], device const K* values [[buffer(1)]],
+                        device bool* out [[buffer(2)]], constant SearchGeom& g [[buffer(3)]],
+                        uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]]) {
+  for (ulong i = tid; i < g.n; i += nt) {
+    K key = SortKey<T>::key(values[i], SK_CANON);
+    ulong p = lower_pos<T, K>(keys, g.m, key, false, true);
+    bool nan = SortKey<T>::FLOAT && key == K(~K(0));
+    bool found = !nan && p < g.m && keys[p] == key;
+    out[i] = found != ((g.flags & SR_INVERT) != 0u);
+  }
+}

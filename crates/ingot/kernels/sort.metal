@@ -1,0 +1,315 @@
+// Sorting: order-preserving keys, a bitonic sort of short rows in one threadgroup, and a stable
+// LSD radix sort (8-bit digits, reduce-then-scan) of long rows.
+//
+// Every kernel reads and writes the raw bits of the elements as the unsigned type K of the same
+// width (the host binds float32 data as uint32...): SortKey<T> turns the bits of a T into a key
+// whose unsigned order is NumPy's ascending order of T with NaNs last, and back. Flags:
+#define SK_DESC 1u   // complemented keys: descending, NaNs first, ties in original order
+#define SK_CANON 2u  // -0.0 keys as +0.0 (argsort, unique, searchsorted: they are equal)
+
+template <class K> inline K sk_flip(K k, uint f) { return (f & SK_DESC) ? K(~k) : k; }
+
+template <class T> struct SortKey;
+template <> struct SortKey<bool> {
+  typedef uchar K;
+  enum { FLOAT = 0 };
+  static K key(K raw, uint f) { return sk_flip(K(raw != K(0) ? 1 : 0), f); }
+  static K bits(K k, uint f) { return sk_flip(k, f); }
+};
+template <class U> struct UnsignedKey {
+  typedef U K;
+  enum { FLOAT = 0 };
+  static K key(K raw, uint f) { return sk_flip(raw, f); }
+  static K bits(K k, uint f) { return sk_flip(k, f); }
+};
+template <class U> struct SignedKey {
+  typedef U K;
+  enum { FLOAT = 0 };
+  static K key(K raw, uint f) { return sk_flip(K(raw ^ K(K(1) << (sizeof(K) * 8 - 1))), f); }
+  static K bits(K k, uint f) { return K(sk_flip(k, f) ^ K(K(1) << (sizeof(K) * 8 - 1))); }
+};
+// INF: the bits of +infinity (a NaN's magnitude bits are larger).
+template <class U, ulong INF> struct FloatKey {
+  typedef U K;
+  enum { FLOAT = 1 };
+  static K key(K b, uint f) {
+    const K S = K(K(1) << (sizeof(K) * 8 - 1));
+    K k;
+    if (ulong(K(b & K(~S))) > INF) k = K(~K(0));
+    else if ((f & SK_CANON) && b == S) k = S;
+    else k = (b & S) ? K(~b) : K(b | S);
+    return sk_flip(k, f);
+  }
+  static K bits(K k, uint f) {
+    const K S = K(K(1) << (sizeof(K) * 8 - 1));
+    k = sk_flip(k, f);
+    return (k & S) ? K(k & K(~S)) : K(~k);
+  }
+};
+template <> struct SortKey<uchar> : UnsignedKey<uchar> {};
+template <> struct SortKey<ushort> : UnsignedKey<ushort> {};
+template <> struct SortKey<uint> : UnsignedKey<uint> {};
+template <> struct SortKey<ulong> : UnsignedKey<ulong> {};
+template <> struct SortKey<char> : SignedKey<uchar> {};
+template <> struct SortKey<short> : SignedKey<ushort> {};
+template <> struct SortKey<int> : SignedKey<uint> {};
+template <> struct SortKey<long> : SignedKey<ulong> {};
+template <> struct SortKey<half> : FloatKey<ushort, 0x7c00ul> {};
+template <> struct SortKey<bfloat> : FloatKey<ushort, 0x7f80ul> {};
+template <> struct SortKey<float> : FloatKey<uint, 0x7f800000ul> {};
+#ifdef INGOT_HAS_F64
+template <> struct SortKey<double> : FloatKey<ulong, 0x7ff0000000000000ul> {};
+#endif
+
+// ---- short rows: bitonic sort in threadgroup memory -------------------------------------------
+// One threadgroup of 256 threads sorts SB_N slots: `per = SB_N / seg` rows of `len` elements, each
+// padded to `seg` (the next power of two) with keys that sort last. Ties are broken by the
+// position in the row, so the sort is stable. Writes the sorted values (their bits) and/or the
+// positions, as flags SB_VALUES / SB_INDICES ask.
+#define SB_N 2048u
+#define SB_VALUES 4u
+#define SB_INDICES 8u
+#define SB_KEYS 16u    // write the keys themselves instead of the values' bits
+
+struct SortGeom {
+  ulong rows;  // rows of len contiguous elements
+  ulong len;
+  uint seg;    // next power of two >= len (<= SB_N)
+  uint flags;  // SK_* | SB_*
+};
+
+// Kernels take T (the dtype, for the key transform) and K = SortKey<T>::K (the memory type).
+template <class T, class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void sort_block(
+    device const K* x [[buffer(0)]], device K* vals [[buffer(1)]], device long* idx [[buffer(2)]],
+    constant SortGeom& g [[buffer(3)]], uint grp [[threadgroup_position_in_grid]],
+    uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup K sk[SB_N];
+  threadgroup ushort si[SB_N];
+  const uint seg = g.seg;
+  const ulong row0 = ulong(grp) * ulong(SB_N / seg);
+  for (uint s = lid; s < SB_N; s += 256u) {
+    ulong r = row0 + ulong(s / seg);
+    uint c = s & (seg - 1u);
+    K k = K(~K(0));
+    ushort i = ushort(0xffffu);
+    if (r < g.rows && ulong(c) < g.len) {
+      k = SortKey<T>::key(x[r * g.len + ulong(c)], g.flags);
+      i = ushort(c);
+    }
+    sk[s] = k;
+    si[s] = i;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k2 = 2u; k2 <= seg; k2 <<= 1) {
+    for (uint j = k2 >> 1; j > 0u; j >>= 1) {
+      for (uint t = lid; t < SB_N / 2u; t += 256u) {
+        uint a = ((t & ~(j - 1u)) << 1) | (t & (j - 1u));
+        uint b = a + j;
+        // Ascending in the final merge of each row; alternating before (bitonic sequences).
+        bool up = (a & k2) == 0u || k2 == seg;
+        K ka = sk[a], kb = sk[b];
+        ushort ia = si[a], ib = si[b];
+        bool greater = ka > kb || (ka == kb && ia > ib);
+        if (greater == up) {
+          sk[a] = kb;
+          sk[b] = ka;
+          si[a] = ib;
+          si[b] = ia;
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+  }
+  for (uint s = lid; s < SB_N; s += 256u) {
+    ulong r = row0 + ulong(s / seg);
+    uint c = s & (seg - 1u);
+    if (r < g.rows && ulong(c) < g.len) {
+      ulong o = r * g.len + ulong(c);
+      if (g.flags & SB_VALUES) vals[o] = (g.flags & SB_KEYS) ? sk[s] : SortKey<T>::bits(sk[s], g.flags);
+      if (g.flags & SB_INDICES) idx[o] = long(si[s]);
+    }
+  }
+}
+
+// ---- long rows: LSD radix sort, 8 bits per pass ---------------------------------------------
+// Each pass: radix_upsweep counts the digits of every tile (hist[digit * tiles + tile]); the host
+// scans hist inclusively (ops/gpu/reduce.rs `scan`); radix_downsweep ranks each tile's elements
+// (stable: SIMD-group ballots give each element its rank among equal digits of its SIMD-group,
+// in index order; SIMD-groups and tiles follow in index order), stages them in threadgroup memory
+// in digit order and writes each digit's run to its global position. Payloads (uint positions)
+// travel with the keys. Rows of a batch are sorted together: the key passes sort everything by
+// key, then "segment" passes sort stably by row (payload / seg_len), which leaves each row sorted.
+#define RX_KEY_IN 4u    // input holds element bits: make keys (first pass)
+#define RX_KEY_OUT 8u   // write element bits back (last pass)
+#define RX_P_IOTA 16u   // payload in: the element's position (first pass)
+#define RX_P_NONE 32u   // no payload
+#define RX_P_ROW 64u    // payload out: position % seg_len (last pass of an argsort)
+#define RX_SEG 128u     // digit of the payload's row (payload / seg_len), not of the key
+#define RX_NO_KOUT 256u // do not write the keys (last pass of an argsort)
+
+struct RadixGeom {
+  ulong n;        // elements
+  ulong tiles;    // tiles of this pass
+  ulong seg_len;  // row length
+  uint shift;     // bit position of the digit
+  uint flags;     // SK_* | RX_*
+};
+
+// Keys per thread: 16 (tiles of 4096) for keys of up to 4 bytes, 8 (tiles of 2048) for 8 bytes:
+// the staging buffer stays at 16 KB, and threadgroup memory under Metal's 32 KB.
+template <class K> struct RadixTile {
+  enum { kpt = sizeof(K) <= 4 ? 16 : 8, n = 256 * kpt, words = sizeof(K) <= 4 ? 1 : 2 };
+};
+
+template <class K>
+inline uint rx_digit(K k, uint p, constant RadixGeom& g) {
+  if (g.flags & RX_SEG) return ((p / uint(g.seg_len)) >> g.shift) & 255u;
+  return uint(k >> g.shift) & 255u;
+}
+
+template <class T, class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void radix_upsweep(
+    device const K* keys [[buffer(0)]], device const uint* pay [[buffer(1)]],
+    device uint* hist [[buffer(2)]], constant RadixGeom& g [[buffer(3)]],
+    uint grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+  const uint KPT = RadixTile<K>::kpt;
+  threadgroup atomic_uint h[8 * 256];
+  for (uint i = lid; i < 8u * 256u; i += 256u) atomic_store_explicit(&h[i], 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const ulong base = ulong(grp) * ulong(RadixTile<K>::n);
+  const uint w = lid >> 5;
+  uint d[RadixTile<K>::kpt];
+  for (uint k = 0; k < KPT; ++k) {
+    ulong i = base + ulong(k * 256u + lid);
+    d[k] = 256u;
+    if (i < g.n) {
+      K key = keys[i];
+      if (g.flags & RX_KEY_IN) key = SortKey<T>::key(key, g.flags);
+      uint p = (g.flags & RX_SEG) ? pay[i] : 0u;
+      d[k] = rx_digit<K>(key, p, g);
+    }
+  }
+  for (uint k = 0; k < KPT; ++k) {
+    if (d[k] < 256u) atomic_fetch_add_explicit(&h[w * 256u + d[k]], 1u, memory_order_relaxed);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  uint c = 0u;
+  for (uint s = 0; s < 8u; ++s) c += atomic_load_explicit(&h[s * 256u + lid], memory_order_relaxed);
+  hist[ulong(lid) * g.tiles + ulong(grp)] = c;
+}
+
+// PO: the payload's output type (uint between passes, long for the indices of the last pass).
+template <class T, class K, class PO>
+[[max_total_threads_per_threadgroup(256)]] kernel void radix_downsweep(
+    device const K* kin [[buffer(0)]], device K* kout [[buffer(1)]],
+    device const uint* pin [[buffer(2)]], device PO* pout [[buffer(3)]],
+    device const uint* scan [[buffer(4)]], constant RadixGeom& g [[buffer(5)]],
+    uint grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+  const uint KPT = RadixTile<K>::kpt;
+  const uint TILE = RadixTile<K>::n;
+  threadgroup uint wh[8 * 256];     // per SIMD-group digit counts, then their exclusive offsets
+  threadgroup uint dstart[256];     // first slot of each digit in the tile
+  threadgroup uint gofs[256];       // global position of slot 0 of each digit's run
+  threadgroup uint wtot[8];
+  threadgroup uint stage[RadixTile<K>::n * RadixTile<K>::words];
+  threadgroup uchar dig[RadixTile<K>::n];
+  threadgroup K* sk = (threadgroup K*)stage;
+
+  const uint lane = lid & 31u, w = lid >> 5;
+  const bool has_pay = (g.flags & RX_P_NONE) == 0u;
+  for (uint i = lid; i < 8u * 256u; i += 256u) wh[i] = 0u;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+
+  const ulong base = ulong(grp) * ulong(TILE);
+  const ulong wbase = base + ulong(w * 32u * KPT);
+  const uint lt = (1u << lane) - 1u;
+  K key[RadixTile<K>::kpt];
+  uint pay[RadixTile<K>::kpt];
+  uint slot[RadixTile<K>::kpt];
+  for (uint k = 0; k < KPT; ++k) {
+    ulong i = wbase + ulong(k * 32u + lane);
+    bool valid = i < g.n;
+    K kk = K(~K(0));
+    uint p = 0u;
+    if (valid) {
+      kk = kin[i];
+      if (g.flags & RX_KEY_IN) kk = SortKey<T>::key(kk, g.flags);
+      if (has_pay) p = (g.flags & RX_P_IOTA) ? uint(i) : pin[i];
+    }
+    key[k] = kk;
+    pay[k] = p;
+    uint d = rx_digit<K>(kk, p, g);
+    // Lanes holding the same digit: 8 ballots, one per bit of the digit.
+    uint peers = uint(static_cast<simd_vote::vote_t>(simd_ballot(valid)));
+    for (uint b = 0; b < 8u; ++b) {
+      bool bit = ((d >> b) & 1u) != 0u;
+      uint v = uint(static_cast<simd_vote::vote_t>(simd_ballot(bit)));
+      peers &= bit ? v : ~v;
+    }
+    uint leader = valid ? uint(ctz(peers)) : lane;
+    uint prev = 0u;
+    if (valid && lane == leader) {
+      prev = wh[w * 256u + d];
+      wh[w * 256u + d] = prev + uint(popcount(peers));
+    }
+    prev = simd_shuffle(prev, ushort(leader));
+    slot[k] = prev + uint(popcount(peers & lt));
+    simdgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+
+  // Per digit (thread lid = digit): offsets of the SIMD-groups, the tile's count, its start in
+  // the tile (exclusive scan over digits) and its global position.
+  {
+    uint run = 0u;
+    for (uint s = 0; s < 8u; ++s) {
+      uint c = wh[s * 256u + lid];
+      wh[s * 256u + lid] = run;
+      run += c;
+    }
+    uint ex = simd_prefix_exclusive_sum(run);
+    if (lane == 31u) wtot[w] = ex + run;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    uint before = 0u;
+    for (uint s = 0; s < w; ++s) before += wtot[s];
+    uint start = before + ex;
+    dstart[lid] = start;
+    uint global_start = scan[ulong(lid) * g.tiles + ulong(grp)] - run;
+    gofs[lid] = global_start - start;
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+
+  // Keys into threadgroup memory in digit order, then out, one digit run after another.
+  for (uint k = 0; k < KPT; ++k) {
+    ulong i = wbase + ulong(k * 32u + lane);
+    if (i < g.n) {
+      uint d = rx_digit<K>(key[k], pay[k], g);
+      uint s = dstart[d] + wh[w * 256u + d] + slot[k];
+      slot[k] = s;
+      sk[s] = key[k];
+      dig[s] = uchar(d);
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const uint count = uint(min(ulong(TILE), g.n - base));
+  if ((g.flags & RX_NO_KOUT) == 0u) {
+    for (uint s = lid; s < count; s += 256u) {
+      K kk = sk[s];
+      ulong o = ulong(gofs[dig[s]] + s);
+      kout[o] = (g.flags & RX_KEY_OUT) ? SortKey<T>::bits(kk, g.flags) : kk;
+    }
+  }
+  if (!has_pay) return;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = 0; k < KPT; ++k) {
+    ulong i = wbase + ulong(k * 32u + lane);
+    if (i < g.n) stage[slot[k]] = pay[k];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint s = lid; s < count; s += 256u) {
+    uint p = stage[s];
+    ulong o = ulong(gofs[dig[s]] + s);
+    pout[o] = (g.flags & RX_P_ROW) ? PO(p % uint(g.seg_len)) : PO(p);
+  }
+}

@@ -1,0 +1,388 @@
+//! Data-dependent selections on the GPU (`kernels/select.metal`): positions of nonzero elements,
+//! `unique` (a sort, then compaction of the sorted keys), `searchsorted` and `isin` (binary
+//! searches, one thread per value). The output length of a compaction is read back from the
+//! device (one 4-byte read, as CuPy and PyTorch do); the data never is.
+
+use crate::array::Array;
+use crate::device::Device;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::kernel::{Dispatch, KernelArg};
+use crate::layout::IndexItem;
+use crate::ops::ScanOp;
+
+use super::library::{groups_for, kernel, launch, ty, Inst, KernelId, Module};
+use super::operand::check_device;
+use super::sort::{flags as sf, key_dtype, sort_keys};
+
+/// Elements per compaction tile (`SEL_TILE`).
+const TILE: usize = 4096;
+const SEL_FLOAT: u32 = 1;
+const UQ_INDEX: u32 = 2;
+const UQ_START: u32 = 4;
+const SR_RIGHT: u32 = 1;
+const SR_INVERT: u32 = 2;
+
+fn insts(t: Option<DType>, k: DType) -> Vec<Inst> {
+    let kk = ty(k);
+    let mut v = vec![
+        Inst::new("nonzero_count", "select", &[k], kk),
+        Inst::new("nonzero_write", "select", &[k], kk),
+        Inst::new("unique_count", "select", &[k], kk),
+        Inst::new("unique_flags", "select", &[k], kk),
+    ];
+    if let Some(t) = t {
+        let a = format!("{}, {kk}", ty(t));
+        for tmpl in ["unique_write", "search_sorted", "isin_sorted"] {
+            v.push(Inst::new(tmpl, "select", &[t], &a));
+        }
+    }
+    v
+}
+
+/// Kernel `tmpl` of the select module: over key dtype `k` (`t: None`) or dtype `t`.
+fn select_kernel(
+    device: Device,
+    tmpl: &'static str,
+    t: Option<DType>,
+    k: DType,
+) -> Result<crate::kernel::Kernel> {
+    let id = KernelId::new(tmpl, "select", &[t.unwrap_or(k)]);
+    kernel(device, Module::Select, id, || insts(t, k))
+}
+
+fn sel_geom(n: usize, flags: u32) -> Vec<u8> {
+    let mut g = Vec::with_capacity(16);
+    g.extend_from_slice(&(n as u64).to_ne_bytes());
+    g.extend_from_slice(&flags.to_ne_bytes());
+    g.extend_from_slice(&0u32.to_ne_bytes());
+    g
+}
+
+fn tiles_dispatch(n: usize) -> Result<(usize, Dispatch)> {
+    let tiles = n.div_ceil(TILE).max(1);
+    let g = u32::try_from(tiles)
+        .map_err(|_| Error::Unsupported(format!("a selection over {n} elements")))?;
+    Ok((tiles, Dispatch::groups(&[g]).with_threadgroup(&[256])?))
+}
+
+/// Counts per tile with `count` (args: input, counts, geom), scans them, and returns the
+/// inclusive scan and the total (read from the device).
+fn count_and_scan(
+    count: &crate::kernel::Kernel,
+    input: &Array,
+    n: usize,
+    flags: u32,
+) -> Result<(Array, usize)> {
+    let device = input.device();
+    let (tiles, d) = tiles_dispatch(n)?;
+    let counts = Array::empty(&[tiles], DType::UInt32, device)?;
+    count.launch(
+        &[
+            KernelArg::Array(input.clone()),
+            KernelArg::Array(counts.clone()),
+            KernelArg::Bytes(sel_geom(n, flags)),
+        ],
+        &d,
+    )?;
+    let scan = Array::empty(&[tiles], DType::UInt32, device)?;
+    super::reduce::scan(ScanOp::Sum, &counts, 0, &scan)?;
+    let total = match scan.index(&[IndexItem::Int(-1)])?.item()? {
+        Scalar::UInt(v) => v as usize,
+        Scalar::Int(v) => v as usize,
+        other => {
+            return Err(Error::Device(format!(
+                "internal: selection count read back as {other:?}"
+            )))
+        }
+    };
+    Ok((scan, total))
+}
+
+fn check_size(n: usize, what: &str) -> Result<()> {
+    if n > u32::MAX as usize {
+        return Err(Error::Unsupported(format!(
+            "{what} over {n} elements on the GPU (counts are 32-bit: at most {} elements)",
+            u32::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// The row-major positions (int64, 1-D) of the nonzero elements of `x` (NaN is nonzero, -0.0 is
+/// zero).
+pub fn flat_nonzero(x: &Array) -> Result<Array> {
+    let device = x.device();
+    let n = x.size();
+    check_size(n, "nonzero")?;
+    if n == 0 {
+        return Array::empty(&[0], DType::Int64, device);
+    }
+    let k = key_dtype("nonzero", x.dtype())?;
+    let xk = x.contiguous()?.reshape(&[-1])?.view_as(k)?;
+    let flags = if x.dtype().is_float() { SEL_FLOAT } else { 0 };
+    let count = select_kernel(device, "nonzero_count", None, k)?;
+    let (scan, total) = count_and_scan(&count, &xk, n, flags)?;
+    let out = Array::empty(&[total], DType::Int64, device)?;
+    if total == 0 {
+        return Ok(out);
+    }
+    let (_, d) = tiles_dispatch(n)?;
+    select_kernel(device, "nonzero_write", None, k)?.launch(
+        &[
+            KernelArg::Array(xk),
+            KernelArg::Array(scan),
+            KernelArg::Array(out.clone()),
+            KernelArg::Bytes(sel_geom(n, flags)),
+        ],
+        &d,
+    )?;
+    Ok(out)
+}
+
+/// The distinct values of `x` (sorted; NaNs are each distinct, -0.0 equals +0.0) and, when
+/// asked, the first position of each (int64), the inverse (x's shape: each element's value
+/// number) and the counts (int64).
+pub fn unique(
+    x: &Array,
+    want_index: bool,
+    want_inverse: bool,
+    want_counts: bool,
+) -> Result<(Array, Option<Array>, Option<Array>, Option<Array>)> {
+    let device = x.device();
+    let t = x.dtype();
+    let n = x.size();
+    check_size(n, "unique")?;
+    let k = key_dtype("unique", t)?;
+    if n == 0 {
+        let e = |d| Array::empty(&[0], d, device);
+        return Ok((
+            e(t)?,
+            want_index.then(|| e(DType::Int64)).transpose()?,
+            want_inverse
+                .then(|| Array::empty(x.shape(), DType::Int64, device))
+                .transpose()?,
+            want_counts.then(|| e(DType::Int64)).transpose()?,
+        ));
+    }
+    let xk = x.contiguous()?.reshape(&[-1])?.view_as(k)?;
+    let keys = Array::empty(&[n], k, device)?;
+    let with_perm = want_index || want_inverse;
+    let perm = if with_perm {
+        Some(Array::empty(&[n], DType::Int64, device)?)
+    } else {
+        None
+    };
+    sort_keys(
+        &xk,
+        t,
+        1,
+        n,
+        Some(&keys),
+        perm.as_ref(),
+        sf::CANON | sf::KEYS,
+    )?;
+    let flags = if t.is_float() { SEL_FLOAT } else { 0 };
+    let count = select_kernel(device, "unique_count", None, k)?;
+    let (scan, m) = count_and_scan(&count, &keys, n, flags)?;
+    let values = Array::empty(&[m], k, device)?;
+    let index = if want_index {
+        Array::empty(&[m], DType::Int64, device)?
+    } else {
+        Array::empty(&[1], DType::Int64, device)?
+    };
+    let start = if want_counts {
+        Array::empty(&[m], DType::Int64, device)?
+    } else {
+        Array::empty(&[1], DType::Int64, device)?
+    };
+    let mut wf = flags;
+    if want_index {
+        wf |= UQ_INDEX;
+    }
+    if want_counts {
+        wf |= UQ_START;
+    }
+    let perm_arg = match &perm {
+        Some(p) => p.clone(),
+        None => Array::empty(&[1], DType::Int64, device)?,
+    };
+    let (_, d) = tiles_dispatch(n)?;
+    select_kernel(device, "unique_write", Some(t), k)?.launch(
+        &[
+            KernelArg::Array(keys.clone()),
+            KernelArg::Array(perm_arg),
+            KernelArg::Array(scan),
+            KernelArg::Array(values.clone()),
+            KernelArg::Array(index.clone()),
+            KernelArg::Array(start.clone()),
+            KernelArg::Bytes(sel_geom(n, wf)),
+        ],
+        &d,
+    )?;
+    let counts = if want_counts {
+        Some(counts_from_starts(&start, n)?)
+    } else {
+        None
+    };
+    let inverse = match (&perm, want_inverse) {
+        (Some(p), true) => {
+            let numbered = Array::empty(&[n], DType::UInt32, device)?;
+            let g = sel_geom(n, flags);
+            let groups = groups_for(device, n as u64, 4);
+            launch(
+                &select_kernel(device, "unique_flags", None, k)?,
+                &[
+                    KernelArg::Array(keys.clone()),
+                    KernelArg::Array(numbered.clone()),
+                    KernelArg::Bytes(g.clone()),
+                ],
+                groups,
+            )?;
+            super::reduce::scan(ScanOp::Sum, &numbered.clone(), 0, &numbered)?;
+            let inv = Array::empty(x.shape(), DType::Int64, device)?;
+            let kern = kernel(
+                device,
+                Module::Select,
+                KernelId::new("unique_inverse", "select", &[DType::Int64]),
+                || {
+                    vec![Inst::new(
+                        "unique_inverse",
+                        "select",
+                        &[DType::Int64],
+                        "long",
+                    )]
+                },
+            )?;
+            launch(
+                &kern,
+                &[
+                    KernelArg::Array(numbered),
+                    KernelArg::Array(p.clone()),
+                    KernelArg::Array(inv.reshape(&[-1])?),
+                    KernelArg::Bytes(g),
+                ],
+                groups,
+            )?;
+            Some(inv)
+        }
+        _ => None,
+    };
+    Ok((
+        values.view_as(t)?,
+        want_index.then_some(index),
+        inverse,
+        counts,
+    ))
+}
+
+/// counts[j] = start[j + 1] - start[j] (the last: n - start[m - 1]), with the elementwise ops.
+fn counts_from_starts(start: &Array, n: usize) -> Result<Array> {
+    let device = start.device();
+    let m = start.size();
+    let counts = Array::empty(&[m], DType::Int64, device)?;
+    let sl = |a: Option<isize>, b: Option<isize>| IndexItem::Slice {
+        start: a,
+        stop: b,
+        step: None,
+    };
+    if m > 1 {
+        super::elementwise::binary(
+            crate::ops::BinaryOp::Subtract,
+            &start.index(&[sl(Some(1), None)])?,
+            &start.index(&[sl(None, Some(-1))])?,
+            &counts.index(&[sl(None, Some(-1))])?,
+        )?;
+    }
+    let total = Array::scalar(Scalar::Int(n as i64), DType::Int64, device)?;
+    super::elementwise::binary(
+        crate::ops::BinaryOp::Subtract,
+        &total.reshape(&[1])?,
+        &start.index(&[sl(Some(-1), None)])?,
+        &counts.index(&[sl(Some(-1), None)])?,
+    )?;
+    Ok(counts)
+}
+
+fn search_geom(n: usize, m: usize, flags: u32) -> Vec<u8> {
+    let mut g = Vec::with_capacity(24);
+    g.extend_from_slice(&(n as u64).to_ne_bytes());
+    g.extend_from_slice(&(m as u64).to_ne_bytes());
+    g.extend_from_slice(&flags.to_ne_bytes());
+    g.extend_from_slice(&0u32.to_ne_bytes());
+    g
+}
+
+/// For each element of `values`, its insertion position (int64) in the 1-D `sorted` (ascending
+/// in NumPy's order; both of one dtype): before equal elements, or after them when `right`.
+pub fn searchsorted(sorted: &Array, values: &Array, right: bool) -> Result<Array> {
+    check_device("searchsorted", &[sorted, values])?;
+    let device = values.device();
+    let t = sorted.dtype();
+    let k = key_dtype("searchsorted", t)?;
+    let out = Array::empty(values.shape(), DType::Int64, device)?;
+    let n = values.size();
+    if n == 0 {
+        return Ok(out);
+    }
+    let s = sorted.contiguous()?.view_as(k)?;
+    let s = if s.size() == 0 {
+        Array::empty(&[1], k, device)?
+    } else {
+        s
+    };
+    let v = values.contiguous()?.view_as(k)?;
+    let g = search_geom(n, sorted.size(), if right { SR_RIGHT } else { 0 });
+    launch(
+        &select_kernel(device, "search_sorted", Some(t), k)?,
+        &[
+            KernelArg::Array(s.reshape(&[-1])?),
+            KernelArg::Array(v.reshape(&[-1])?),
+            KernelArg::Array(out.reshape(&[-1])?),
+            KernelArg::Bytes(g),
+        ],
+        groups_for(device, n as u64, 1),
+    )?;
+    Ok(out)
+}
+
+/// Whether each element of `x1` equals some element of `x2` (both of one dtype; NaN never
+/// does); the complement when `invert`. Sorts `x2`, then one binary search per element of x1.
+pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
+    check_device("isin", &[x1, x2])?;
+    let device = x1.device();
+    let t = x1.dtype();
+    let k = key_dtype("isin", t)?;
+    let out = Array::empty(x1.shape(), DType::Bool, device)?;
+    let n = x1.size();
+    if n == 0 {
+        return Ok(out);
+    }
+    let m = x2.size();
+    let keys = Array::empty(&[m.max(1)], k, device)?;
+    if m > 0 {
+        let x2k = x2.contiguous()?.reshape(&[-1])?.view_as(k)?;
+        sort_keys(
+            &x2k,
+            t,
+            1,
+            m,
+            Some(&keys.reshape(&[-1])?),
+            None,
+            sf::CANON | sf::KEYS,
+        )?;
+    }
+    let v = x1.contiguous()?.view_as(k)?;
+    let g = search_geom(n, m, if invert { SR_INVERT } else { 0 });
+    launch(
+        &select_kernel(device, "isin_sorted", Some(t), k)?,
+        &[
+            KernelArg::Array(keys),
+            KernelArg::Array(v.reshape(&[-1])?),
+            KernelArg::Array(out.reshape(&[-1])?),
+            KernelArg::Bytes(g),
+        ],
+        groups_for(device, n as u64, 1),
+    )?;
+    Ok(out)
+}

@@ -1,0 +1,358 @@
+//! Sorting on the GPU (`kernels/sort.metal`): rows of up to 2048 elements by a bitonic sort in
+//! one threadgroup (several short rows per group), longer rows by a stable LSD radix sort with
+//! 8-bit digits (reduce-then-scan: per-tile digit counts, a scan of the counts, a ranking
+//! scatter through threadgroup memory). A batch of long rows is sorted in one radix sort: the
+//! key passes, then passes over the row number carried in the payload.
+//!
+//! Bytes moved by the radix sort of n 32-bit keys with 32-bit positions (argsort): per pass the
+//! upsweep reads 4n, the downsweep reads 8n and writes 8n (the first pass reads no positions,
+//! the last writes int64 indices); 4 passes of ~20n bytes, about 1.3 GB for n = 2^24.
+
+use crate::array::Array;
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::kernel::{Dispatch, KernelArg};
+use crate::ops::ScanOp;
+
+use super::copy::copy_cast;
+use super::library::{kernel, ty, Inst, KernelId, Module};
+use super::operand::check_device;
+
+/// `SK_*`, `SB_*` and `RX_*` flags of `sort.metal`.
+pub(crate) mod flags {
+    pub const DESC: u32 = 1;
+    pub const CANON: u32 = 2;
+    pub const VALUES: u32 = 4;
+    pub const INDICES: u32 = 8;
+    pub const KEYS: u32 = 16;
+    pub const KEY_IN: u32 = 4;
+    pub const KEY_OUT: u32 = 8;
+    pub const P_IOTA: u32 = 16;
+    pub const P_NONE: u32 = 32;
+    pub const P_ROW: u32 = 64;
+    pub const SEG: u32 = 128;
+    pub const NO_KOUT: u32 = 256;
+}
+
+/// Slots of `sort_block` (`SB_N`): rows up to this length are sorted in one threadgroup.
+const BLOCK_MAX: usize = 2048;
+
+/// The unsigned dtype of the same width (the memory type `K` of the sort kernels).
+pub(crate) fn key_dtype(op: &'static str, d: DType) -> Result<DType> {
+    let k = match (d.size(), d.is_float() || d.is_integer() || d == DType::Bool) {
+        (1, true) => DType::UInt8,
+        (2, true) => DType::UInt16,
+        (4, true) => DType::UInt32,
+        (8, true) => DType::UInt64,
+        _ => {
+            return Err(Error::UnsupportedDType {
+                op,
+                dtype: d.to_string(),
+            })
+        }
+    };
+    Ok(k)
+}
+
+fn insts(t: DType, k: DType) -> Vec<Inst> {
+    let (tt, kk) = (ty(t), ty(k));
+    vec![
+        Inst::new("sort_block", "sort", &[t], &format!("{tt}, {kk}")),
+        Inst::new("radix_upsweep", "sort", &[t], &format!("{tt}, {kk}")),
+        Inst::new(
+            "radix_downsweep",
+            "sort",
+            &[t, DType::UInt32],
+            &format!("{tt}, {kk}, uint"),
+        ),
+        Inst::new(
+            "radix_downsweep",
+            "sort",
+            &[t, DType::Int64],
+            &format!("{tt}, {kk}, long"),
+        ),
+    ]
+}
+
+/// A sort kernel for elements of dtype `t` (`po`: payload output dtype of radix_downsweep).
+pub(crate) fn sort_kernel(
+    device: Device,
+    tmpl: &'static str,
+    t: DType,
+    po: Option<DType>,
+) -> Result<crate::kernel::Kernel> {
+    let k = key_dtype("sort", t)?;
+    let dts: Vec<DType> = std::iter::once(t).chain(po).collect();
+    kernel(
+        device,
+        Module::Sort,
+        KernelId::new(tmpl, "sort", &dts),
+        || insts(t, k),
+    )
+}
+
+fn groups(n: usize) -> Result<Dispatch> {
+    let g = u32::try_from(n.max(1)).map_err(|_| {
+        Error::Unsupported(format!("a sort of {n} threadgroups exceeds the grid limit"))
+    })?;
+    Dispatch::groups(&[g]).with_threadgroup(&[256])
+}
+
+/// Sorts the rows (last axis) of `x` into `values` and/or `indices` (int64), both of x's shape
+/// and any layout (see [`crate::ops::sort`] for the order).
+pub fn sort_rows(
+    x: &Array,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    descending: bool,
+) -> Result<()> {
+    let mut arrays = vec![x];
+    arrays.extend(values);
+    arrays.extend(indices);
+    check_device("sort", &arrays)?;
+    if x.size() == 0 {
+        return Ok(());
+    }
+    let device = x.device();
+    let kd = key_dtype("sort", x.dtype())?;
+    let len = x.shape().last().copied().unwrap_or(1);
+    let rows = x.size() / len;
+    let xk = x.contiguous()?.view_as(kd)?;
+    // Contiguous outputs (temporaries where the caller's are strided).
+    let vt = match values {
+        Some(v) if v.is_contiguous() => Some(v.view_as(kd)?),
+        Some(v) => Some(Array::empty(v.shape(), kd, device)?),
+        None => None,
+    };
+    let it = match indices {
+        Some(i) if i.is_contiguous() => Some(i.clone()),
+        Some(i) => Some(Array::empty(i.shape(), DType::Int64, device)?),
+        None => None,
+    };
+    let mut f = if descending { flags::DESC } else { 0 };
+    if indices.is_some() {
+        f |= flags::CANON;
+    }
+    sort_keys(&xk, x.dtype(), rows, len, vt.as_ref(), it.as_ref(), f)?;
+    if let (Some(v), Some(t)) = (values, &vt) {
+        if !v.is_contiguous() {
+            copy_cast(&t.view_as(x.dtype())?, v)?;
+        }
+    }
+    if let (Some(i), Some(t)) = (indices, &it) {
+        if !i.is_contiguous() {
+            copy_cast(t, i)?;
+        }
+    }
+    Ok(())
+}
+
+/// Sorts `rows` rows of `len` elements (`xk`: their bits as the key dtype, contiguous) into
+/// `values` (contiguous; the values' bits, or with `f & KEYS` the sort keys themselves) and/or
+/// `indices` (int64, contiguous). `f`: DESC, CANON, KEYS.
+pub(crate) fn sort_keys(
+    xk: &Array,
+    t: DType,
+    rows: usize,
+    len: usize,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    f: u32,
+) -> Result<()> {
+    if rows * len == 0 {
+        return Ok(());
+    }
+    if len <= BLOCK_MAX {
+        block_sort(xk, t, rows, len, values, indices, f)
+    } else {
+        radix_sort(xk, t, rows, len, values, indices, f)
+    }
+}
+
+/// A 1-element array standing in for an unused buffer argument.
+fn dummy(dtype: DType, device: Device) -> Result<Array> {
+    Array::empty(&[1], dtype, device)
+}
+
+fn block_sort(
+    xk: &Array,
+    t: DType,
+    rows: usize,
+    len: usize,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    mut f: u32,
+) -> Result<()> {
+    let device = xk.device();
+    f &= flags::DESC | flags::CANON | flags::KEYS;
+    let seg = len.next_power_of_two();
+    let per = BLOCK_MAX / seg;
+    if values.is_some() {
+        f |= flags::VALUES;
+    }
+    if indices.is_some() {
+        f |= flags::INDICES;
+    }
+    let mut g = Vec::with_capacity(24);
+    g.extend_from_slice(&(rows as u64).to_ne_bytes());
+    g.extend_from_slice(&(len as u64).to_ne_bytes());
+    g.extend_from_slice(&(seg as u32).to_ne_bytes());
+    g.extend_from_slice(&f.to_ne_bytes());
+    let v = match values {
+        Some(v) => v.clone(),
+        None => dummy(xk.dtype(), device)?,
+    };
+    let i = match indices {
+        Some(i) => i.clone(),
+        None => dummy(DType::Int64, device)?,
+    };
+    let k = sort_kernel(device, "sort_block", t, None)?;
+    let args = [
+        KernelArg::Array(xk.clone()),
+        KernelArg::Array(v),
+        KernelArg::Array(i),
+        KernelArg::Bytes(g),
+    ];
+    k.launch(&args, &groups(rows.div_ceil(per))?)
+}
+
+/// Elements per radix tile (`RadixTile<K>::n` in sort.metal).
+fn tile(key_size: usize) -> usize {
+    if key_size <= 4 {
+        4096
+    } else {
+        2048
+    }
+}
+
+/// The `RadixGeom` of sort.metal.
+fn rgeom(n: usize, tiles: usize, seg_len: usize, shift: u32, f: u32) -> Vec<u8> {
+    let mut g = Vec::with_capacity(32);
+    for v in [n as u64, tiles as u64, seg_len as u64] {
+        g.extend_from_slice(&v.to_ne_bytes());
+    }
+    g.extend_from_slice(&shift.to_ne_bytes());
+    g.extend_from_slice(&f.to_ne_bytes());
+    g
+}
+
+/// The stable radix sort of `rows` rows of `len` keys (`xk`: the elements' bits, contiguous)
+/// into `values` (bits, or keys with `f & KEYS`; contiguous) and/or `indices` (int64,
+/// contiguous); `f`: DESC, CANON, KEYS.
+fn radix_sort(
+    xk: &Array,
+    t: DType,
+    rows: usize,
+    len: usize,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    f: u32,
+) -> Result<()> {
+    let device = xk.device();
+    let kd = xk.dtype();
+    let n = rows * len;
+    if n > u32::MAX as usize {
+        return Err(Error::Unsupported(format!(
+            "sorting {n} elements at once on the GPU (the radix sort indexes with 32 bits; \
+             at most {} elements)",
+            u32::MAX
+        )));
+    }
+    let tiles = n.div_ceil(tile(kd.size()));
+    let key_passes = kd.size();
+    let seg_passes = if rows > 1 {
+        (usize::BITS - (rows - 1).leading_zeros()).div_ceil(8) as usize
+    } else {
+        0
+    };
+    let total = key_passes + seg_passes;
+    let with_pay = indices.is_some() || rows > 1;
+    let hist = Array::empty(&[256 * tiles], DType::UInt32, device)?;
+    let scan = Array::empty(&[256 * tiles], DType::UInt32, device)?;
+    let kt = [
+        Array::empty(&[n], kd, device)?,
+        Array::empty(&[n], kd, device)?,
+    ];
+    let pt = if with_pay {
+        [
+            Array::empty(&[n], DType::UInt32, device)?,
+            Array::empty(&[n], DType::UInt32, device)?,
+        ]
+    } else {
+        [dummy(DType::UInt32, device)?, dummy(DType::UInt32, device)?]
+    };
+    let up = sort_kernel(device, "radix_upsweep", t, None)?;
+    let d = groups(tiles)?;
+    let mut kin = xk.clone();
+    let mut pin = pt[1].clone();
+    for p in 0..total {
+        let last = p == total - 1;
+        let (shift, seg) = if p < key_passes {
+            (8 * p as u32, false)
+        } else {
+            (8 * (p - key_passes) as u32, true)
+        };
+        let mut pf = f & (flags::DESC | flags::CANON);
+        if p == 0 {
+            pf |= flags::KEY_IN;
+            if with_pay {
+                pf |= flags::P_IOTA;
+            }
+        }
+        if !with_pay {
+            pf |= flags::P_NONE;
+        }
+        if seg {
+            pf |= flags::SEG;
+        }
+        let kout = match (last, values) {
+            (true, Some(v)) => {
+                if f & flags::KEYS == 0 {
+                    pf |= flags::KEY_OUT;
+                }
+                v.clone()
+            }
+            (true, None) => {
+                pf |= flags::NO_KOUT;
+                kt[p % 2].clone()
+            }
+            _ => kt[p % 2].clone(),
+        };
+        let (pout, po) = match (last, indices) {
+            (true, Some(i)) => {
+                pf |= flags::P_ROW;
+                (i.clone(), DType::Int64)
+            }
+            _ => (pt[p % 2].clone(), DType::UInt32),
+        };
+        let g = rgeom(n, tiles, len, shift, pf);
+        up.launch(
+            &[
+                KernelArg::Array(kin.clone()),
+                KernelArg::Array(pin.clone()),
+                KernelArg::Array(hist.clone()),
+                KernelArg::Bytes(g.clone()),
+            ],
+            &d,
+        )?;
+        super::reduce::scan(ScanOp::Sum, &hist, 0, &scan)?;
+        let down = sort_kernel(device, "radix_downsweep", t, Some(po))?;
+        down.launch(
+            &[
+                KernelArg::Array(kin.clone()),
+                KernelArg::Array(kout.clone()),
+                KernelArg::Array(pin.clone()),
+                KernelArg::Array(pout.clone()),
+                KernelArg::Array(scan.clone()),
+                KernelArg::Bytes(g),
+            ],
+            &d,
+        )?;
+        kin = kout;
+        if po == DType::UInt32 {
+            pin = pout;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! Selections whose output size depends on the data (`nonzero`, `unique`) and searches in sorted
+//! data (`searchsorted`, `isin`).
+//!
+//! On GPUs the output length is read back from the device once (a 4-byte read); the data stays
+//! there. Values are compared as `sort` orders them: `-0.0` equals `+0.0`, NaN sorts last and is
+//! equal to nothing (each NaN is its own unique value, and is in no set).
+
+use super::binary::binary;
+use super::op::BinaryOp;
+use crate::array::{same_device, Array};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+
+/// The row-major positions (int64, 1-D) of the nonzero elements of `x` (NaN counts as nonzero).
+///
+/// ```
+/// use ingot::{Array, Device, ops};
+/// let a = Array::from_vec(vec![0.0f32, 2.0, -0.0, f32::NAN], &[2, 2], Device::Cpu).unwrap();
+/// assert_eq!(ops::flat_nonzero(&a).unwrap().to_vec::<i64>().unwrap(), vec![1, 3]);
+/// ```
+pub fn flat_nonzero(x: &Array) -> Result<Array> {
+    match super::native(x.device()) {
+        true => super::cpu::flat_nonzero(x),
+        false => super::gpu::flat_nonzero(x),
+    }
+}
+
+/// The coordinates of the nonzero elements of `x`: one int64 array per axis, in row-major order
+/// of the elements. Zero-dimensional arrays are an error (as the array API requires).
+pub fn nonzero(x: &Array) -> Result<Vec<Array>> {
+    if x.ndim() == 0 {
+        return Err(Error::Value(
+            "nonzero of a zero-dimensional array (use nonzero(atleast_1d(x)))".into(),
+        ));
+    }
+    let flat = flat_nonzero(x)?;
+    unravel(&flat, x.shape())
+}
+
+/// Row-major coordinates in `shape` of the flat positions `flat` (int64): one array per axis.
+pub fn unravel(flat: &Array, shape: &[usize]) -> Result<Vec<Array>> {
+    if shape.len() == 1 {
+        return Ok(vec![flat.clone()]);
+    }
+    let device = flat.device();
+    let scalar = |v: usize| Array::scalar(Scalar::Int(v as i64), DType::Int64, device);
+    let mut out = Vec::with_capacity(shape.len());
+    let mut inner = 1usize;
+    let mut rev = Vec::with_capacity(shape.len());
+    for &n in shape.iter().rev() {
+        rev.push((inner, n));
+        inner = inner.saturating_mul(n);
+    }
+    for (d, &(stride, n)) in rev.iter().rev().enumerate() {
+        let q = if stride == 1 {
+            flat.clone()
+        } else {
+            binary(BinaryOp::FloorDivide, flat, &scalar(stride)?)?
+        };
+        out.push(if d == 0 {
+            q
+        } else {
+            binary(BinaryOp::Remainder, &q, &scalar(n)?)?
+        });
+    }
+    Ok(out)
+}
+
+/// What [`unique`] returns: the distinct values (sorted) and, when asked for, the position of
+/// each value's first occurrence, the inverse (each element's value number, in `x`'s shape) and
+/// the number of occurrences of each value; all int64.
+#[derive(Debug)]
+pub struct Unique {
+    /// The distinct values, ascending (NaNs last, each its own value).
+    pub values: Array,
+    /// First row-major position of each value in `x`.
+    pub indices: Option<Array>,
+    /// For every element of `x`, the index of its value in `values` (x's shape).
+    pub inverse: Option<Array>,
+    /// Occurrences of each value.
+    pub counts: Option<Array>,
+}
+
+/// The distinct values of `x` (flattened), sorted, and the parts asked for.
+///
+/// ```
+/// use ingot::{Array, Device, ops};
+/// let a = Array::from_vec(vec![3i32, 1, 3, 2, 1], &[5], Device::Cpu).unwrap();
+/// let u = ops::unique(&a, true, true, true).unwrap();
+/// assert_eq!(u.values.to_vec::<i32>().unwrap(), vec![1, 2, 3]);
+/// assert_eq!(u.indices.unwrap().to_vec::<i64>().unwrap(), vec![1, 3, 0]);
+/// assert_eq!(u.inverse.unwrap().to_vec::<i64>().unwrap(), vec![2, 0, 2, 1, 0]);
+/// assert_eq!(u.counts.unwrap().to_vec::<i64>().unwrap(), vec![2, 1, 2]);
+/// ```
+pub fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<Unique> {
+    let (values, indices, inverse, counts) = match super::native(x.device()) {
+        true => super::cpu::unique(x, indices, inverse, counts)?,
+        false => super::gpu::unique(x, indices, inverse, counts)?,
+    };
+    Ok(Unique {
+        values,
+        indices,
+        inverse,
+        counts,
+    })
+}
+
+/// `a` converted to `d` (the same array when it already has that dtype).
+fn as_dtype(a: &Array, d: DType) -> Result<Array> {
+    if a.dtype() == d {
+        Ok(a.clone())
+    } else {
+        a.astype(d)
+    }
+}
+
+/// For each element of `x2`, the position in the 1-D `x1` (ascending, in `sort`'s order) at which
+/// inserting it keeps `x1` sorted: before equal elements (`right = false`) or after them. With
+/// `sorter`, `x1` is taken in the order of those indices. The dtypes are promoted together.
+///
+/// ```
+/// use ingot::{Array, Device, ops};
+/// let s = Array::from_vec(vec![1.0f64, 2.0, 2.0, 5.0], &[4], Device::Cpu).unwrap();
+/// let v = Array::from_vec(vec![2.0f64, 0.0, 9.0], &[3], Device::Cpu).unwrap();
+/// let l = ops::searchsorted(&s, &v, false, None).unwrap();
+/// assert_eq!(l.to_vec::<i64>().unwrap(), vec![1, 0, 4]);
+/// let r = ops::searchsorted(&s, &v, true, None).unwrap();
+/// assert_eq!(r.to_vec::<i64>().unwrap(), vec![3, 0, 4]);
+/// ```
+pub fn searchsorted(x1: &Array, x2: &Array, right: bool, sorter: Option<&Array>) -> Result<Array> {
+    same_device("searchsorted", &[x1, x2])?;
+    if x1.ndim() != 1 {
+        return Err(Error::Value(format!(
+            "searchsorted: the sorted array must be one-dimensional, got shape {:?}",
+            x1.shape()
+        )));
+    }
+    let d = x1.dtype().promote(x2.dtype());
+    let sorted = match sorter {
+        Some(s) => {
+            if s.shape() != x1.shape() {
+                return Err(Error::Shape(format!(
+                    "searchsorted: sorter of shape {:?} for an array of shape {:?}",
+                    s.shape(),
+                    x1.shape()
+                )));
+            }
+            super::take(x1, s, Some(0))?
+        }
+        None => x1.clone(),
+    };
+    let (s, v) = (as_dtype(&sorted, d)?, as_dtype(x2, d)?);
+    match super::native(x1.device()) {
+        true => super::cpu::searchsorted(&s, &v, right),
+        false => super::gpu::searchsorted(&s, &v, right),
+    }
+}
+
+/// Whether each element of `x1` equals some element of `x2` (bool, x1's shape), or the
+/// complement when `invert`. The dtypes are promoted together; NaN is in no set.
+///
+/// ```
+/// use ingot::{Array, Device, ops};
+/// let a = Array::from_vec(vec![1i64, 2, 3, 4], &[4], Device::Cpu).unwrap();
+/// let b = Array::from_vec(vec![4i64, 2], &[2], Device::Cpu).unwrap();
+/// let r = ops::isin(&a, &b, false).unwrap();
+/// assert_eq!(r.to_bytes().unwrap(), vec![0, 1, 0, 1]);
+/// ```
+pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
+    same_device("isin", &[x1, x2])?;
+    let d = x1.dtype().promote(x2.dtype());
+    let (a, b) = (as_dtype(x1, d)?, as_dtype(x2, d)?);
+    match super::native(x1.device()) {
+        true => super::cpu::isin(&a, &b, invert),
+        false => super::gpu::isin(&a, &b, invert),
+    }
+}

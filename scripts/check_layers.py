@@ -58,6 +58,7 @@ LAYERS = {
         ("creation", 3),
         ("interop", 3),
         ("ops", 4),
+        ("random", 4),
         ("kernel", 5),
         ("array", 6),
         ("array_operators", 6),

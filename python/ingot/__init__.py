@@ -69,6 +69,7 @@ from ._functions import *  # noqa: F401,F403  (the elementwise, reduction and ma
 from ._functions import __all__ as _functions_all  # noqa: F401
 from ._info import __array_namespace_info__
 from ._kernels import Kernel, KernelParameter, Library, compile, load
+from . import random
 
 __array_api_version__ = "2023.12"
 

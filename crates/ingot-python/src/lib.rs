@@ -3,7 +3,7 @@
 //!
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
-//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `kernel`, `interop`,
+//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `random` (the state of `ingot.random`), `kernel`, `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
@@ -21,6 +21,7 @@ pub mod kernel;
 pub mod metal;
 pub mod ops;
 pub mod pyarray;
+pub mod random;
 
 use pyo3::prelude::*;
 
@@ -35,5 +36,6 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     kernel::register(m)?;
     interop::register(m)?;
+    random::register(m)?;
     Ok(())
 }

@@ -16,6 +16,7 @@ pub mod gpu;
 pub mod kernel_args;
 pub mod matmul;
 pub mod op;
+pub mod random;
 pub mod reduce;
 pub mod unary;
 

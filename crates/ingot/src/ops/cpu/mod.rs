@@ -11,6 +11,8 @@ mod fill;
 pub(crate) mod iter;
 mod math;
 mod matmul;
+pub(crate) mod philox;
+pub(crate) mod random;
 mod reduce;
 mod unary;
 

@@ -22,6 +22,7 @@ pub(crate) enum Module {
     Where,
     Reduce,
     Scan,
+    Random,
 }
 
 impl Module {
@@ -33,6 +34,7 @@ impl Module {
             Module::Where => include_str!("../../../kernels/where.metal"),
             Module::Reduce => include_str!("../../../kernels/reduce.metal"),
             Module::Scan => include_str!("../../../kernels/scan.metal"),
+            Module::Random => include_str!("../../../kernels/random.metal"),
         }
     }
 
@@ -44,6 +46,7 @@ impl Module {
             Module::Where => "where.metal",
             Module::Reduce => "reduce.metal",
             Module::Scan => "scan.metal",
+            Module::Random => "random.metal",
         }
     }
 }

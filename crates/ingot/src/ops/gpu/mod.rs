@@ -19,6 +19,7 @@ mod elementwise;
 mod library;
 pub(crate) mod matmul;
 mod operand;
+pub mod random;
 mod reduce;
 
 pub use copy::{affine_fill, copy_cast};

@@ -4,9 +4,11 @@
 //! (`binary_<name>_<dtype>`), as candle shares its op markers with its kernel sources.
 
 mod binary;
+mod random;
 mod reduce;
 mod unary;
 
 pub use binary::{scalar_dtype, BinaryOp};
+pub use random::{Draw, Sampler};
 pub use reduce::ReduceOp;
 pub use unary::{UnaryClass, UnaryOp};

@@ -24,6 +24,7 @@ from ._ingot import (
     DType,
     IngotError,
     KernelArgumentError,
+    LinAlgError,
     UnsupportedError,
     __version__,
     default_device,
@@ -69,7 +70,7 @@ from ._functions import *  # noqa: F401,F403  (the elementwise, reduction and ma
 from ._functions import __all__ as _functions_all  # noqa: F401
 from ._info import __array_namespace_info__
 from ._kernels import Kernel, KernelParameter, Library, compile, load
-from . import random
+from . import linalg, random
 
 __array_api_version__ = "2023.12"
 

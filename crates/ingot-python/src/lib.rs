@@ -3,7 +3,7 @@
 //!
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
-//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `random` (the state of `ingot.random`), `kernel`, `interop`,
+//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `linalg` (the linalg extension), `random` (the state of `ingot.random`), `kernel`, `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
@@ -17,6 +17,7 @@ pub mod errors;
 pub mod indexing;
 pub mod interop;
 pub mod kernel;
+pub mod linalg;
 #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
 pub mod metal;
 pub mod ops;
@@ -37,5 +38,6 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kernel::register(m)?;
     interop::register(m)?;
     random::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

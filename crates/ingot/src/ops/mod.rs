@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod creation;
 pub mod gpu;
 pub mod kernel_args;
+pub mod linalg;
 pub mod matmul;
 pub mod op;
 pub mod random;

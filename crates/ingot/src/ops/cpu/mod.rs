@@ -9,6 +9,7 @@ mod cumsum;
 pub(crate) mod element;
 mod fill;
 pub(crate) mod iter;
+pub(crate) mod linalg;
 mod math;
 mod matmul;
 pub(crate) mod philox;

@@ -261,3 +261,32 @@ def test_exception_hierarchy():
     assert issubclass(ingot.UnsupportedError, NotImplementedError)
     assert ingot.IngotError.__module__ == "ingot"
     assert issubclass(ingot.IngotError, Exception)
+
+
+def test_device_context_sets_the_thread_default(rng):
+    import threading
+
+    outer = ingot.default_device()
+    with ingot.Device("cpu") as d:
+        assert d == "cpu"
+        assert ingot.default_device() == "cpu"
+        x = ingot.asarray(rng.standard_normal(5))
+        assert x.device == "cpu"
+        seen = []
+        # Another thread keeps its own current device.
+        t = threading.Thread(target=lambda: seen.append(ingot.default_device()))
+        t.start()
+        t.join()
+        assert seen == [outer]
+        with ingot.Device(outer):
+            assert ingot.default_device() == outer
+        assert ingot.default_device() == "cpu"
+    assert ingot.default_device() == outer
+
+
+def test_device_context_rejects_absent_devices():
+    before = ingot.default_device()
+    with pytest.raises(ingot.DeviceUnavailableError):
+        with ingot.Device("cuda:97"):
+            pass
+    assert ingot.default_device() == before

@@ -15,6 +15,7 @@ use crate::reflect::{
 };
 use crate::syntax::{analyse, Ctx, Syntax};
 use crate::target::Target;
+use crate::wrapper_common::WrapperArg;
 use crate::{wrapper_cpu, wrapper_cuda};
 
 /// Translation options.
@@ -314,15 +315,6 @@ fn escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace(['\n', '\r'], " ")
-}
-
-/// One wrapper argument of the user's entry function, in the user's parameter order.
-#[derive(Debug, Clone)]
-pub(crate) struct WrapperArg {
-    /// The parameter's value type as C++ (`float`, `const Params` without const, `metal::uint3`).
-    pub value_ty: String,
-    /// Pointer type for buffer/threadgroup parameters (`const float*`).
-    pub ptr_ty: String,
 }
 
 struct Rewriter<'a> {

@@ -1,8 +1,16 @@
 //! Pieces shared by the CUDA and CPU wrappers.
 
 use crate::reflect::{BuiltinRole, Param, ParamKind};
-use crate::rewrite::WrapperArg;
 use crate::types::ScalarKind;
+
+/// One wrapper argument of the user's entry function, in the user's parameter order.
+#[derive(Debug, Clone)]
+pub(crate) struct WrapperArg {
+    /// The parameter's value type as C++ (`float`, `const Params` without const, `metal::uint3`).
+    pub value_ty: String,
+    /// Pointer type for buffer/threadgroup parameters (`const float*`).
+    pub ptr_ty: String,
+}
 
 /// The expression converting builtin role `role` to the parameter's declared type, reading
 /// the role's values from `ids` (`t` on the CPU, `ids` on CUDA), whose fields are named after

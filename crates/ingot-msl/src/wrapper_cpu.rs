@@ -5,8 +5,7 @@
 //! `ingot::cpu::run_groups<Mode>`, which the CPU runtime header implements.
 
 use crate::reflect::{EntryPoint, ParamKind};
-use crate::rewrite::WrapperArg;
-use crate::wrapper_common::{builtin_value, gated_off_value, size_of};
+use crate::wrapper_common::{builtin_value, gated_off_value, size_of, WrapperArg};
 
 /// Emits the wrapper of `e`, which calls `callee`; returns (symbol, code).
 pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String, String) {

@@ -5,8 +5,7 @@
 //! and calls the user's function with the builtin roles converted to the declared types.
 
 use crate::reflect::{EntryPoint, ParamKind};
-use crate::rewrite::WrapperArg;
-use crate::wrapper_common::{builtin_value, gated_off_value};
+use crate::wrapper_common::{builtin_value, gated_off_value, WrapperArg};
 
 /// Emitted once before the CUDA wrappers: the builtin values of the calling thread.
 pub(crate) const PREAMBLE: &str = r#"

@@ -82,6 +82,25 @@ impl PyDevice {
         Ok(d)
     }
 
+    /// Makes this the current device of the calling thread until the `with` block ends: arrays
+    /// and kernels created without `device=` go there (nested blocks restore the outer device).
+    ///
+    /// ```python
+    /// with ingot.Device("cuda:1"):
+    ///     x = ingot.ones(10)          # on cuda:1
+    /// ```
+    fn __enter__(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        ingot::runtime::push_current_device(slf.device).py_err()?;
+        Ok(slf)
+    }
+
+    /// Restores the device that was current before the matching `__enter__`.
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        ingot::runtime::pop_current_device();
+        false
+    }
+
     /// Waits for all work queued on the device.
     fn synchronize(&self) -> PyResult<()> {
         self.device.runtime().py_err()?.synchronize().py_err()
@@ -127,7 +146,8 @@ fn devices() -> Vec<PyDevice> {
         .collect()
 }
 
-/// The default device: `INGOT_DEVICE` when set, else the best available.
+/// The default device: the calling thread's current device (`with ingot.Device(...)`) when
+/// set, else `INGOT_DEVICE` when set, else the best available.
 #[pyfunction]
 fn default_device() -> PyResult<PyDevice> {
     Ok(PyDevice {

@@ -39,5 +39,8 @@ pub use kernel::{
     MathMode,
 };
 pub use memory::{Buffer, DeviceMemory, MemoryInfo};
-pub use registry::{available_gpus, check_dtype, default_device, devices, get};
+pub use registry::{
+    available_gpus, check_dtype, default_device, devices, get, pop_current_device,
+    push_current_device,
+};
 pub use solver::{Matrices, Solver, SolverJob, SvdDriver, Vectors};

@@ -3,6 +3,7 @@
 //! Adding a backend: a folder under `runtime/` whose `mod.rs` defines a `BACKEND` value
 //! implementing [`Backend`], its line in [`backends`], and its variant in [`Device`].
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::backend::{Backend, Runtime};
@@ -75,8 +76,39 @@ pub fn devices() -> Vec<Device> {
     out
 }
 
-/// The default device: `INGOT_DEVICE` when set, else the best available (metal, cuda, cpu).
+thread_local! {
+    /// The devices made current on this thread (`with ingot.Device("cuda:1"):`), innermost last.
+    static CURRENT: RefCell<Vec<Device>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Makes `device` this thread's current device until the matching [`pop_current_device`]:
+/// [`default_device`] returns it, so arrays created without a device go there. Fails when the
+/// device is not available.
+///
+/// ```
+/// use ingot::{runtime, Device};
+/// runtime::push_current_device(Device::Cpu).unwrap();
+/// assert_eq!(runtime::default_device().unwrap(), Device::Cpu);
+/// runtime::pop_current_device();
+/// ```
+pub fn push_current_device(device: Device) -> Result<()> {
+    get(device)?;
+    CURRENT.with(|c| c.borrow_mut().push(device));
+    Ok(())
+}
+
+/// Ends the innermost [`push_current_device`] of this thread; returns the device it made
+/// current (`None` when there was none).
+pub fn pop_current_device() -> Option<Device> {
+    CURRENT.with(|c| c.borrow_mut().pop())
+}
+
+/// The default device: this thread's current device when one was pushed, else `INGOT_DEVICE`
+/// when set, else the best available (metal, cuda, cpu).
 pub fn default_device() -> Result<Device> {
+    if let Some(d) = CURRENT.with(|c| c.borrow().last().copied()) {
+        return Ok(d);
+    }
     if let Ok(name) = std::env::var("INGOT_DEVICE") {
         if !name.trim().is_empty() {
             let d: Device = name.parse()?;

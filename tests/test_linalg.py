@@ -25,7 +25,7 @@ def poison(*arrays_like):
     """Fills and frees pool blocks of the sizes of the given NumPy arrays (NaN), a few each."""
     keep = []
     for a in arrays_like:
-        n = max(1, int(np.prod(a.shape)) * 8 // 8)
+        n = max(1, int(np.prod(a.shape)))
         for _ in range(3):
             keep.append(ingot.full((n,), float("nan"), dtype=ingot.float64, device=DEVICE))
             keep.append(ingot.full((max(1, n // 2),), float("nan"), dtype=ingot.float64, device=DEVICE))

@@ -1,14 +1,16 @@
 """CPU benchmark: ingot against NumPy in the same process.
 
 Times add, multiply, exp, sin, sum, max, argmax on float32 arrays of 1e3..1e8 elements,
-sort/argsort/unique of 1e6 and 2^24 float32 and matmul of 1024x1024 and 2048x2048 float32
-matrices. Each case is warmed up, then timed as the
+sort/argsort/unique of 1e6 and 2^24 float32, matmul of 1024x1024 and 2048x2048 float32 matrices,
+the linalg factorizations (solve, qr, svd, eigh, cholesky, inv; 1024 and 4096, float32 and
+float64, against numpy.linalg) and the random generators. Each case is warmed up, then timed as the
 median of several samples (each sample loops enough calls to last a few milliseconds). Prints a
 table of medians and ratios (NumPy time / ingot time: above 1 means ingot is faster) and writes
 ``benches/results/cpu-<date>.json`` and ``cpu-<date>.md``.
 
     python benches/bench_cpu.py                # everything (1e8 only when memory allows)
     python benches/bench_cpu.py --max-size 1e6 --samples 5
+    python benches/bench_cpu.py --linalg-only --linalg-sizes 1024
 """
 
 from __future__ import annotations
@@ -100,6 +102,57 @@ def elementwise_cases(a_np, b_np, a, b) -> Dict[str, tuple]:
     }
 
 
+def linalg_cases(n: int, rng, samples: int) -> List[dict]:
+    """solve (B n x n), qr, svd, svdvals, eigh, cholesky, inv of n x n matrices, float32 and
+    float64, against numpy.linalg (LAPACK through NumPy's BLAS, on every core)."""
+    rows = []
+    la = ingot.linalg
+    for dtype in ("float32", "float64"):
+        a_np = (rng.standard_normal((n, n)) + n ** 0.5 * np.eye(n)).astype(dtype)
+        b_np = rng.standard_normal((n, n)).astype(dtype)
+        spd_np = (a_np @ a_np.T).astype(dtype)
+        a, b, spd = (ingot.asarray(x, copy=True) for x in (a_np, b_np, spd_np))
+        cases = {
+            "solve": (lambda: np.linalg.solve(a_np, b_np), lambda: la.solve(a, b)),
+            "qr": (lambda: np.linalg.qr(a_np), lambda: la.qr(a)),
+            "svd": (lambda: np.linalg.svd(a_np), lambda: la.svd(a)),
+            "svdvals": (lambda: np.linalg.svd(a_np, compute_uv=False), lambda: la.svdvals(a)),
+            "eigh": (lambda: np.linalg.eigh(spd_np), lambda: la.eigh(spd)),
+            "cholesky": (lambda: np.linalg.cholesky(spd_np), lambda: la.cholesky(spd)),
+            "inv": (lambda: np.linalg.inv(a_np), lambda: la.inv(a)),
+        }
+        s = max(3, samples // 2) if n <= 1024 else 3
+        for name, (f_np, f_ig) in cases.items():
+            t_np = time_call(f_np, s, min_sample_s=0.0, warmup_s=0.0)
+            t_ig = time_call(f_ig, s, min_sample_s=0.0, warmup_s=0.0)
+            op = f"{name} {dtype}"
+            rows.append({"op": op, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
+            print(f"{op:>17} {n:>6,d}  numpy {t_np * 1e3:10.2f} ms  ingot {t_ig * 1e3:10.2f} ms  ratio {t_np / t_ig:6.2f}",
+                  flush=True)
+    return rows
+
+
+def random_cases(rng, samples: int) -> List[dict]:
+    """ingot.random's Philox4x32-10 against NumPy's default generator (PCG64) on 2^24 values."""
+    n = 1 << 24
+    g = ingot.random.Generator(1, device="cpu")
+    r = np.random.default_rng(1)
+    cases = {
+        "random f64": (lambda: r.random(n), lambda: g.random(n)),
+        "random f32": (lambda: r.random(n, dtype=np.float32), lambda: g.random(n, dtype="float32")),
+        "normal f64": (lambda: r.standard_normal(n), lambda: g.normal(size=n)),
+        "integers [0,1000)": (lambda: r.integers(0, 1000, n), lambda: g.integers(0, 1000, size=n)),
+        "permutation 2^20": (lambda: r.permutation(1 << 20), lambda: g.permutation(1 << 20)),
+    }
+    rows = []
+    for name, (f_np, f_ig) in cases.items():
+        t_np, t_ig = time_call(f_np, samples), time_call(f_ig, samples)
+        rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
+        print(f"{name:>17} {n:>11,d}  numpy {t_np * 1e3:10.3f} ms  ingot {t_ig * 1e3:10.3f} ms  ratio {t_np / t_ig:6.2f}",
+              flush=True)
+    return rows
+
+
 def main(argv: List[str] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--max-size", type=float, default=1e8, help="largest element count (default 1e8)")
@@ -107,13 +160,16 @@ def main(argv: List[str] = None) -> int:
     p.add_argument("--no-matmul", action="store_true")
     p.add_argument("--no-sort", action="store_true", help="skip sort/argsort/unique")
     p.add_argument("--only-sort", action="store_true", help="only sort/argsort/unique")
+    p.add_argument("--linalg-sizes", default="1024,4096",
+                   help="matrix sizes of the linalg cases (solve, qr, svd, ...), comma-separated; '' for none")
+    p.add_argument("--linalg-only", action="store_true", help="only the linalg and random cases")
     p.add_argument("--no-write", action="store_true", help="print only")
     args = p.parse_args(argv)
 
     load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
     device = ingot.Device("cpu")
     rng = np.random.default_rng(0)
-    sizes = [int(10**e) for e in range(3, 9) if 10**e <= args.max_size and not args.only_sort]
+    sizes = [int(10**e) for e in range(3, 9) if 10**e <= args.max_size and not (args.only_sort or args.linalg_only)]
     # Four float32 arrays of the largest size live at once per library: keep well inside memory.
     while sizes and sizes[-1] * 4 * 8 > available_memory() // 2:
         sizes.pop()
@@ -130,7 +186,7 @@ def main(argv: List[str] = None) -> int:
             rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
             print(f"{name:>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
         del a, b, a_np, b_np
-    if not args.no_sort:
+    if not args.no_sort and not args.linalg_only:
         # Sorting and selection (issue #14): 2^24 float32 (and 1e6), NumPy's default kinds and
         # its stable argsort (ingot's sorts are always stable).
         for n in (10**6, 1 << 24):
@@ -152,7 +208,7 @@ def main(argv: List[str] = None) -> int:
                 rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
                 print(f"{name:>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
             del s_ig, u_ig
-    if not args.no_matmul and not args.only_sort:
+    if not args.no_matmul and not (args.only_sort or args.linalg_only):
         for n in (1024, 2048):
             a_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
             b_np = rng.uniform(-1, 1, (n, n)).astype(np.float32)
@@ -162,6 +218,11 @@ def main(argv: List[str] = None) -> int:
             t_ig = time_call(lambda: ingot.matmul(a, b), s)
             rows.append({"op": "matmul", "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
             print(f"{'matmul':>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
+
+    if not args.only_sort:
+        for n in [int(x) for x in args.linalg_sizes.split(",") if x]:
+            rows.extend(linalg_cases(n, rng, args.samples))
+        rows.extend(random_cases(rng, args.samples))
 
     now = dt.datetime.now(dt.timezone.utc)
     meta = {
@@ -176,7 +237,7 @@ def main(argv: List[str] = None) -> int:
         "numpy": np.__version__,
         "git_commit": git_commit(),
         "ingot": ingot.__version__,
-        "dtype": "float32",
+        "dtype": "float32 (linalg: as named)",
         "statistic": f"median of {args.samples} samples after warm-up (fewer for 1e8 and matmul)",
         "ratio": "numpy time / ingot time (above 1: ingot faster)",
     }

@@ -1,6 +1,6 @@
 """ingot on CUDA side by side with CuPy and PyTorch, in one run on one GPU.
 
-Usage: INGOT_DEVICE=cuda python benches/bench_cuda.py [--quick] [--out DIR]
+Usage: INGOT_DEVICE=cuda python benches/bench_cuda.py [--quick] [--linalg-only | --no-linalg] [--out DIR]
 
 For each case it prints the median time of ingot, CuPy and PyTorch, the ratio
 (faster of CuPy/PyTorch time) / (ingot time) -- above 1.0 means ingot is faster -- and, for
@@ -52,6 +52,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    ap.add_argument("--linalg-only", action="store_true", help="only the linalg and random cases")
+    ap.add_argument("--no-linalg", action="store_true", help="skip the linalg and random cases")
     args = ap.parse_args()
 
     dev = ig.default_device()
@@ -84,6 +86,21 @@ def main() -> int:
         ratio = f"{row['ratio_vs_best']:.2f}x" if row["ratio_vs_best"] else "-"
         print(f"{case:34s} ingot {fmt(t_ig)}  cupy {fmt(t_cp)}  torch {fmt(t_th)}  ratio {ratio:>6}{extra}", flush=True)
 
+    if args.linalg_only:
+        n = 0
+    copy_bw = None
+    if not args.linalg_only:
+        copy_bw = elementwise_and_matmul(args, rng, n, side, record)
+    if not args.no_linalg:
+        linalg_and_random(args, rng, record)
+    if not args.linalg_only:
+        latency_cases(record)
+    write(args, dev, n, copy_bw, rows)
+    return 0
+
+
+def elementwise_and_matmul(args, rng, n, side, record):
+    """Elementwise ops, reductions, copies and matmul; returns the measured copy bandwidth."""
     # Copy bandwidth: the ceiling for memory-bound ops (bytes read + written).
     host = rng.random(n, dtype=np.float32) + 0.5
     th_a = torch.from_numpy(host).cuda() if torch else None
@@ -235,7 +252,93 @@ def main() -> int:
             t_th = timeit(lambda: tx @ ty, _sync_torch, reps=5, rounds=3) if torch else None
             record(f"matmul {size} {dt_name}", None, t_ig, t_cp, t_th, flops=flops)
             del x, y, tx, ty, cx, cy
+    return copy_bw
 
+
+def _try(label, fn, sync, **kw):
+    """`timeit`, or None (printed) when the library fails: one failure must not hide the rest."""
+    try:
+        return timeit(fn, sync, **kw)
+    except Exception as e:  # noqa: BLE001 - reported
+        print(f"  {label}: {type(e).__name__}: {e}")
+        return None
+
+
+def linalg_and_random(args, rng, record):
+    """solve, qr and svd of 4096 x 4096 matrices (the issue's targets: >= 0.8x the faster of CuPy
+    and PyTorch), eigh and cholesky, and the random generators."""
+    size = 1024 if args.quick else 4096
+    slow = dict(reps=1, rounds=3, warmup=1)
+    for dt_name in ("float32", "float64"):
+        a_h = rng.standard_normal((size, size)).astype(dt_name) + size ** 0.5 * np.eye(size, dtype=dt_name)
+        b_h = rng.standard_normal((size, size)).astype(dt_name)
+        spd_h = (a_h @ a_h.T).astype(dt_name)
+        a, b, spd = ig.asarray(a_h), ig.asarray(b_h), ig.asarray(spd_h)
+        ca, cb, cspd = (cp.asarray(a_h), cp.asarray(b_h), cp.asarray(spd_h)) if cp else (None,) * 3
+        ta, tb, tspd = ((torch.from_numpy(a_h).cuda(), torch.from_numpy(b_h).cuda(), torch.from_numpy(spd_h).cuda())
+                        if torch else (None,) * 3)
+        cases = [
+            (f"solve {size} (B {size}x{size}) {dt_name}", 2 * size ** 3 * 4 / 3,
+             lambda: ig.linalg.solve(a, b), lambda: cp.linalg.solve(ca, cb), lambda: torch.linalg.solve(ta, tb)),
+            (f"qr {size} {dt_name}", 4 * size ** 3 * 2 / 3,
+             lambda: ig.linalg.qr(a), lambda: cp.linalg.qr(ca), lambda: torch.linalg.qr(ta)),
+            (f"svd {size} {dt_name}", None,
+             lambda: ig.linalg.svd(a), lambda: cp.linalg.svd(ca), lambda: torch.linalg.svd(ta)),
+            (f"svd {size} {dt_name} (ingot gesvd, torch gesvd)", None,
+             lambda: ig.linalg.svd(a, driver="gesvd"), lambda: cp.linalg.svd(ca),
+             lambda: torch.linalg.svd(ta, driver="gesvd")),
+            (f"svdvals {size} {dt_name}", None,
+             lambda: ig.linalg.svdvals(a), lambda: cp.linalg.svd(ca, compute_uv=False), lambda: torch.linalg.svdvals(ta)),
+            (f"eigh {size} {dt_name}", None,
+             lambda: ig.linalg.eigh(spd), lambda: cp.linalg.eigh(cspd), lambda: torch.linalg.eigh(tspd)),
+            (f"cholesky {size} {dt_name}", size ** 3 / 3,
+             lambda: ig.linalg.cholesky(spd), lambda: cp.linalg.cholesky(cspd), lambda: torch.linalg.cholesky(tspd)),
+            (f"inv {size} {dt_name}", 2 * size ** 3,
+             lambda: ig.linalg.inv(a), lambda: cp.linalg.inv(ca), lambda: torch.linalg.inv(ta)),
+        ]
+        for name, flops, f_ig, f_cp, f_th in cases:
+            t_ig = _try(f"{name} ingot", f_ig, _sync_ingot, **slow)
+            t_cp = _try(f"{name} cupy", f_cp, _sync_cupy, **slow) if cp else None
+            t_th = _try(f"{name} torch", f_th, _sync_torch, **slow) if torch else None
+            record(name, None, t_ig, t_cp, t_th, flops=flops)
+        del a, b, spd, ca, cb, cspd, ta, tb, tspd
+
+    # Random numbers, 2^26 values: ingot's Philox4x32-10 streams, CuPy's default_rng (cuRAND
+    # XORWOW), PyTorch's CUDA generator (Philox4x32-10).
+    n = 1 << (22 if args.quick else 26)
+    g = ig.random.Generator(1)
+    cg = cp.random.default_rng(1) if cp else None
+    tgen = torch.Generator(device="cuda").manual_seed(1) if torch else None
+    for dt_name in ("float32", "float64"):
+        cdt = getattr(cp, dt_name) if cp else None
+        tdt = getattr(torch, dt_name) if torch else None
+        esize = np.dtype(dt_name).itemsize
+        k = n.bit_length() - 1
+        record(f"random uniform 2^{k} {dt_name}", esize * n,
+               _try("ingot", lambda: g.random(n, dtype=dt_name), _sync_ingot),
+               _try("cupy", lambda: cg.random(n, dtype=cdt), _sync_cupy) if cp else None,
+               _try("torch", lambda: torch.rand(n, dtype=tdt, device="cuda", generator=tgen), _sync_torch)
+               if torch else None)
+        record(f"random normal 2^{k} {dt_name}", esize * n,
+               _try("ingot", lambda: g.normal(size=n, dtype=dt_name), _sync_ingot),
+               _try("cupy", lambda: cg.standard_normal(n, dtype=cdt), _sync_cupy) if cp else None,
+               _try("torch", lambda: torch.randn(n, dtype=tdt, device="cuda", generator=tgen), _sync_torch)
+               if torch else None)
+    record(f"random integers [0, 1000) 2^{n.bit_length() - 1} int64", 8 * n,
+           _try("ingot", lambda: g.integers(0, 1000, size=n), _sync_ingot),
+           _try("cupy", lambda: cg.integers(0, 1000, size=n), _sync_cupy) if cp else None,
+           _try("torch", lambda: torch.randint(0, 1000, (n,), device="cuda", generator=tgen), _sync_torch)
+           if torch else None)
+    m = 1 << 20
+    record("random permutation 2^20", None,
+           _try("ingot", lambda: g.permutation(m), _sync_ingot, reps=5),
+           _try("cupy", lambda: cp.random.permutation(m), _sync_cupy, reps=5) if cp else None,
+           _try("torch", lambda: torch.randperm(m, device="cuda", generator=tgen), _sync_torch, reps=5)
+           if torch else None)
+
+
+def latency_cases(record):
+    """Small-op and user-kernel launch latency, NVRTC compile times."""
     # Small-op latency from Python: a 1-element add, result kept on the device.
     s1, s2 = ig.asarray(np.ones(1, np.float32)), ig.asarray(np.ones(1, np.float32))
     c1 = cp.ones(1, cp.float32) if cp else None
@@ -275,7 +378,11 @@ kernel void scale_%d(device float *x [[buffer(0)]], constant float &s [[buffer(1
         t_cp_launch = timeit(lambda: raw((1,), (32,), (cx, np.float32(1.0))), _sync_cupy, reps=2000, rounds=5)
     record("user kernel launch (32 threads)", None, t_launch, t_cp_launch, None)
     print(f"NVRTC first compile {first_compile * 1e3:.1f} ms; same source again {warm * 1e3:.3f} ms")
+    latency_cases.compile = (first_compile, warm)
 
+
+def write(args, dev, n, copy_bw, rows):
+    first_compile, warm = getattr(latency_cases, "compile", (None, None))
     name = getattr(dev, "name", dev)
     meta = {
         "device": str(name() if callable(name) else name),
@@ -306,7 +413,6 @@ kernel void scale_%d(device float *x [[buffer(0)]], constant float &s [[buffer(1
             ratio = f"{r['ratio_vs_best']:.2f}" if r["ratio_vs_best"] else "-"
             f.write(f"| {r['case']} | {us(r['ingot_s'])} | {us(r['cupy_s'])} | {us(r['torch_s'])} | {ratio} | {frac} |\n")
     print(f"wrote {stem}.json and .md")
-    return 0
 
 
 if __name__ == "__main__":

@@ -59,6 +59,8 @@ LAYERS = {
         ("interop", 3),
         ("ops", 4),
         ("sorting", 4),
+        ("random", 4),
+        ("linalg", 4),
         ("kernel", 5),
         ("array", 6),
         ("array_operators", 6),

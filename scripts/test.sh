@@ -6,5 +6,9 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "maturin>=1.7,<2" "numpy>=1.24" pytest hypothesis
+# The real clients of the array API that tests/test_clients.py runs on ingot arrays (tested with
+# scikit-learn 1.9.1, SciPy 1.17.1, array-api-compat 1.16.0, array-api-extra 0.11.5).
+.venv/bin/python -m pip install -q "scikit-learn>=1.8,<1.10" "scipy>=1.16,<1.18" \
+    "array-api-compat>=1.14,<1.17" "array-api-extra>=0.10,<0.12"
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
 .venv/bin/python -m pytest -q tests "$@"

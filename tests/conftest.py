@@ -11,6 +11,10 @@ import os
 import random
 import zlib
 
+# SciPy reads this once, at import: its array API support (tests/test_clients.py) must be on
+# before any test module imports SciPy or scikit-learn.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings

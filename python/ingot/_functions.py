@@ -7,7 +7,6 @@ Every function here converts its arguments and calls one native operation; the c
 from __future__ import annotations
 
 import builtins
-import operator
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 from . import _ingot
@@ -339,30 +338,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     >>> ingot.vecdot(ingot.asarray([[1, 2], [3, 4]]), ingot.asarray([1, 1]))
     Array([3, 7], dtype=int64)
     """
-    _check_array(x1, "vecdot")
-    _check_array(x2, "vecdot")
-    nd = builtins.max(x1.ndim, x2.ndim)
-    if not isinstance(axis, int) or not -nd <= axis < nd or nd == 0:
-        raise ValueError(f"vecdot: axis {axis} is out of range for arrays of {x1.ndim} and {x2.ndim} dimensions")
-    ax = axis % nd - nd
-    s1 = (1,) * (nd - x1.ndim) + tuple(x1.shape)
-    s2 = (1,) * (nd - x2.ndim) + tuple(x2.shape)
-    if s1[ax] != s2[ax]:
-        raise ValueError(f"vecdot: the arrays have lengths {s1[ax]} and {s2[ax]} along axis {axis}")
-    dtype = x1.dtype._promote(x2.dtype)
-    return sum(multiply(x1, x2), axis=ax, dtype=dtype)
-
-
-def _axis_list(axes: Any, ndim: int, what: str) -> list:
-    out = []
-    for a in axes:
-        a = operator.index(a)
-        if not -ndim <= a < ndim:
-            raise ValueError(f"tensordot: axis {a} is out of range for {what} of {ndim} dimensions")
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"tensordot: repeated axis in {what}'s axes {tuple(axes)}")
-    return out
+    return _ingot.vecdot(_check_array(x1, "vecdot"), _check_array(x2, "vecdot"), axis)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: Union[int, Tuple[Sequence[int], Sequence[int]]] = 2) -> Array:
@@ -376,46 +352,14 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Union[int, Tuple[Sequence[int], 
     Array([[ 5, 14],
            [14, 50]], dtype=int64)
     """
-    _check_array(x1, "tensordot")
-    _check_array(x2, "tensordot")
-    if isinstance(axes, int) and not isinstance(axes, builtins.bool):
-        if axes < 0 or axes > x1.ndim or axes > x2.ndim:
-            raise ValueError(f"tensordot: axes={axes} does not fit arrays of {x1.ndim} and {x2.ndim} dimensions")
-        a1 = list(range(x1.ndim - axes, x1.ndim))
-        a2 = list(range(axes))
-    else:
+    if not isinstance(axes, int):
         try:
             first, second = axes
         except (TypeError, ValueError):
             raise TypeError("tensordot: axes must be an integer or a pair of axis sequences") from None
-        if isinstance(first, int):
-            first = (first,)
-        if isinstance(second, int):
-            second = (second,)
-        a1 = _axis_list(first, x1.ndim, "x1")
-        a2 = _axis_list(second, x2.ndim, "x2")
-        if len(a1) != len(a2):
-            raise ValueError("tensordot: the two axis sequences have different lengths")
-    for i, j in zip(a1, a2):
-        if x1.shape[i] != x2.shape[j]:
-            raise ValueError(f"tensordot: axis {i} of x1 (length {x1.shape[i]}) does not match axis {j} of x2 "
-                             f"(length {x2.shape[j]})")
-    free1 = [i for i in range(x1.ndim) if i not in a1]
-    free2 = [j for j in range(x2.ndim) if j not in a2]
-    k = 1
-    for i in a1:
-        k *= x1.shape[i]
-    m = 1
-    for i in free1:
-        m *= x1.shape[i]
-    n = 1
-    for j in free2:
-        n *= x2.shape[j]
-    a = x1.permute_dims(free1 + a1).reshape((m, k))
-    b = x2.permute_dims(a2 + free2).reshape((k, n))
-    dtype = x1.dtype._promote(x2.dtype)
-    r = matmul(a.astype(dtype, copy=False), b.astype(dtype, copy=False))
-    return r.reshape(tuple(x1.shape[i] for i in free1) + tuple(x2.shape[j] for j in free2))
+        axes = ([first] if isinstance(first, int) else list(first),
+                [second] if isinstance(second, int) else list(second))
+    return _ingot.tensordot(_check_array(x1, "tensordot"), _check_array(x2, "tensordot"), axes)
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:

@@ -14,6 +14,7 @@
 //! | `Compile`                   | `CompileError(IngotError)`                                    |
 //! | `KernelArgument`            | `KernelArgumentError(IngotError, TypeError, ValueError)`      |
 //! | `Unsupported`               | `UnsupportedError(IngotError, NotImplementedError)`           |
+//! | `LinAlg`                    | `LinAlgError(IngotError, ValueError)` (`ingot.linalg.LinAlgError`) |
 //! | `Io`                        | `IngotError`                                                  |
 //!
 //! A Rust panic inside a binding never reaches Python as `PanicException`: [`guard`] catches it
@@ -56,6 +57,7 @@ pyo3::create_exception!(
 static KERNEL_ARGUMENT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DEVICE_MISMATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static LINALG_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Creates `ingot.<name>` deriving from every class of `bases` (Python's `type(name, bases, ns)`).
 fn multi_base_type(
@@ -125,6 +127,21 @@ pub fn unsupported_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
+/// `LinAlgError(IngotError, ValueError)`: a singular matrix, one that is not positive definite,
+/// a factorization that did not converge (a ValueError too, as NumPy's `LinAlgError`).
+pub fn linalg_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    LINALG_ERROR
+        .get_or_try_init(py, || {
+            multi_base_type(
+                py,
+                "LinAlgError",
+                "A linear-algebra failure the inputs cause: a singular matrix, one that is not positive definite, no convergence (a ValueError too, as NumPy's).",
+                vec![py.get_type::<IngotError>(), py.get_type::<PyValueError>()],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
 /// Raises an instance of `ty` with `msg`, or the error met while creating `ty`.
 fn raise(ty: PyResult<&Bound<'_, PyType>>, msg: String) -> PyErr {
     match ty {
@@ -148,6 +165,7 @@ pub fn to_py(e: ingot::Error) -> PyErr {
         E::DeviceMismatch(_) => Python::attach(|py| raise(device_mismatch_error(py), msg)),
         E::KernelArgument(_) => Python::attach(|py| raise(kernel_argument_error(py), msg)),
         E::Unsupported(_) => Python::attach(|py| raise(unsupported_error(py), msg)),
+        E::LinAlg(_) => Python::attach(|py| raise(linalg_error(py), msg)),
         E::Io { .. } => IngotError::new_err(msg),
     }
 }
@@ -238,5 +256,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KernelArgumentError", kernel_argument_error(py)?)?;
     m.add("DeviceMismatchError", device_mismatch_error(py)?)?;
     m.add("UnsupportedError", unsupported_error(py)?)?;
+    m.add("LinAlgError", linalg_error(py)?)?;
     Ok(())
 }

@@ -3,7 +3,8 @@
 //!
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
-//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `sorting`, `kernel`, `interop`,
+//! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `sorting`, `linalg` (the linalg
+//! extension), `random` (the state of `ingot.random`), `kernel`, `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
@@ -17,10 +18,12 @@ pub mod errors;
 pub mod indexing;
 pub mod interop;
 pub mod kernel;
+pub mod linalg;
 #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
 pub mod metal;
 pub mod ops;
 pub mod pyarray;
+pub mod random;
 pub mod sorting;
 
 use pyo3::prelude::*;
@@ -37,5 +40,7 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sorting::register(m)?;
     kernel::register(m)?;
     interop::register(m)?;
+    random::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

@@ -67,6 +67,11 @@ pub enum Error {
     #[error("device error: {0}")]
     Device(String),
 
+    /// A linear-algebra failure the inputs cause: a singular matrix, one that is not positive
+    /// definite, a factorization that did not converge (NumPy's `LinAlgError`).
+    #[error("{0}")]
+    LinAlg(String),
+
     /// Something ingot does not support (yet), named precisely.
     #[error("not supported: {0}")]
     Unsupported(String),

@@ -906,7 +906,7 @@ fn cumprod_every_dtype_and_layout() {
                             f64::NAN
                         } else if d.size() == 2 {
                             // 16-bit floats round at every step: signs only, so any order agrees.
-                            if rng.next() % 2 == 0 {
+                            if rng.next().is_multiple_of(2) {
                                 1.0
                             } else {
                                 -1.0

@@ -48,7 +48,7 @@ fn data(rng: &mut Rng, shape: &[usize], dtype: DType, spread: u64) -> Array {
     let vals: Vec<f64> = (0..n)
         .map(|_| {
             let r = rng.next();
-            if dtype.is_float() && r % 11 == 0 {
+            if dtype.is_float() && r.is_multiple_of(11) {
                 [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0][(r >> 8) as usize % 5]
             } else if dtype == DType::Bool {
                 (r % 2) as f64
@@ -271,7 +271,7 @@ fn searchsorted_and_isin_match_reference_and_kernels() {
             for invert in [false, true] {
                 let want: Vec<u8> = vv
                     .iter()
-                    .map(|&x| (x2v.iter().any(|&e| e == x) != invert) as u8)
+                    .map(|&x| (x2v.contains(&x) != invert) as u8)
                     .collect();
                 let (nat, ker) = both(
                     |dev| ops::isin(&on(&v, dev), &on(&x2, dev), invert).unwrap(),

@@ -42,7 +42,7 @@ fn data(rng: &mut Rng, shape: &[usize], dtype: DType, spread: u64) -> Array {
     let vals: Vec<f64> = (0..n)
         .map(|_| {
             let r = rng.next();
-            if dtype.is_float() && r % 13 == 0 {
+            if dtype.is_float() && r.is_multiple_of(13) {
                 [
                     f64::NAN,
                     f64::INFINITY,

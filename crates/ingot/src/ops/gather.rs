@@ -194,7 +194,7 @@ fn plan(x: &Array, key: &[IndexKey]) -> Result<Option<Plan>> {
             };
             let idx = a64.broadcast_to(&b)?;
             let stride = v.layout().strides()[*axis];
-            match super::native(x.device()) {
+            match super::route::native(x.device()) {
                 true => super::cpu::index_offsets(&lin, &idx, dim, stride, n == 0, *axis)?,
                 false => super::gpu::index_offsets(&lin, &idx, dim, stride, n == 0, *axis)?,
             }
@@ -245,7 +245,7 @@ pub fn index_get(x: &Array, key: &[IndexKey]) -> Result<Array> {
         return x.index(&items);
     };
     let out = Array::empty(p.w.shape(), x.dtype(), x.device())?;
-    match super::native(x.device()) {
+    match super::route::native(x.device()) {
         true => super::cpu::gather(&p.w, p.jaxis, &p.lin, &out)?,
         false => super::gpu::gather(&p.v, &p.w, p.jaxis, &p.lin, &out)?,
     }
@@ -281,7 +281,7 @@ pub fn index_set(x: &Array, key: &[IndexKey], value: &Array) -> Result<()> {
     } else {
         val
     };
-    match super::native(x.device()) {
+    match super::route::native(x.device()) {
         true => super::cpu::scatter(&p.w, p.jaxis, &p.lin, &val),
         false => super::gpu::scatter(&p.v, &p.w, p.jaxis, &p.lin, &val),
     }
@@ -370,7 +370,7 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Result<Array>
         indices.astype(DType::Int64)?
     };
     let idx = idx.broadcast_to(&shape)?;
-    match super::native(x.device()) {
+    match super::route::native(x.device()) {
         true => super::cpu::take_along(&w, &idx, dim, stride, axis, &out)?,
         false => super::gpu::take_along(x, &w, &idx, dim, stride, axis, &out)?,
     }

@@ -15,9 +15,13 @@ pub mod creation;
 pub mod gather;
 pub mod gpu;
 pub mod kernel_args;
+pub mod linalg;
 pub mod matmul;
 pub mod op;
+pub mod random;
 pub mod reduce;
+pub(crate) mod route;
+pub mod search;
 pub mod select;
 pub mod sort;
 pub mod unary;
@@ -30,35 +34,8 @@ pub use kernel_args::contiguous_inputs;
 pub use matmul::matmul;
 pub use op::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 pub use reduce::{cumsum, cumulative, reduce};
-pub use select::{flat_nonzero, isin, nonzero, searchsorted, unique, unravel, Unique};
+pub use route::set_cpu_ops_through_kernels;
+pub use search::searchsorted;
+pub use select::{flat_nonzero, isin, nonzero, unique, unravel, Unique};
 pub use sort::{argsort, sort};
 pub use unary::unary;
-
-/// Whether the ops of `device` run natively (the CPU backend) rather than through the built-in
-/// kernel library. The sorting, selection and indexing ops ask this: with `INGOT_CPU_OPS=kernels`
-/// in the environment (or [`set_cpu_ops_through_kernels`]) they run their GPU implementations on
-/// the CPU kernel engine, which is how the tests check those kernels without a GPU.
-pub(crate) fn native(device: crate::device::Device) -> bool {
-    use std::sync::atomic::Ordering;
-    if device != crate::device::Device::Cpu {
-        return false;
-    }
-    match KERNELS_ON_CPU.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            let k = std::env::var("INGOT_CPU_OPS").is_ok_and(|v| v == "kernels");
-            KERNELS_ON_CPU.store(if k { 1 } else { 2 }, Ordering::Relaxed);
-            !k
-        }
-    }
-}
-
-static KERNELS_ON_CPU: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-
-/// Runs the sorting, selection and indexing ops of CPU arrays through the GPU kernel library on
-/// the CPU kernel engine (`true`) or natively (`false`, the default); for tests of the kernels.
-#[doc(hidden)]
-pub fn set_cpu_ops_through_kernels(on: bool) {
-    KERNELS_ON_CPU.store(if on { 1 } else { 2 }, std::sync::atomic::Ordering::Relaxed);
-}

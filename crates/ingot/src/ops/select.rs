@@ -1,5 +1,5 @@
-//! Selections whose output size depends on the data (`nonzero`, `unique`) and searches in sorted
-//! data (`searchsorted`, `isin`).
+//! Selections whose output size depends on the data (`nonzero`, `unique`) and set membership
+//! (`isin`); `searchsorted` is in `search.rs`.
 //!
 //! On GPUs the output length is read back from the device once (a 4-byte read); the data stays
 //! there. Values are compared as `sort` orders them: `-0.0` equals `+0.0`, NaN sorts last and is
@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 /// assert_eq!(ops::flat_nonzero(&a).unwrap().to_vec::<i64>().unwrap(), vec![1, 3]);
 /// ```
 pub fn flat_nonzero(x: &Array) -> Result<Array> {
-    match super::native(x.device()) {
+    match super::route::native(x.device()) {
         true => super::cpu::flat_nonzero(x),
         false => super::gpu::flat_nonzero(x),
     }
@@ -93,7 +93,7 @@ pub struct Unique {
 /// assert_eq!(u.counts.unwrap().to_vec::<i64>().unwrap(), vec![2, 1, 2]);
 /// ```
 pub fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<Unique> {
-    let (values, indices, inverse, counts) = match super::native(x.device()) {
+    let (values, indices, inverse, counts) = match super::route::native(x.device()) {
         true => super::cpu::unique(x, indices, inverse, counts)?,
         false => super::gpu::unique(x, indices, inverse, counts)?,
     };
@@ -106,53 +106,11 @@ pub fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<U
 }
 
 /// `a` converted to `d` (the same array when it already has that dtype).
-fn as_dtype(a: &Array, d: DType) -> Result<Array> {
+pub(crate) fn as_dtype(a: &Array, d: DType) -> Result<Array> {
     if a.dtype() == d {
         Ok(a.clone())
     } else {
         a.astype(d)
-    }
-}
-
-/// For each element of `x2`, the position in the 1-D `x1` (ascending, in `sort`'s order) at which
-/// inserting it keeps `x1` sorted: before equal elements (`right = false`) or after them. With
-/// `sorter`, `x1` is taken in the order of those indices. The dtypes are promoted together.
-///
-/// ```
-/// use ingot::{Array, Device, ops};
-/// let s = Array::from_vec(vec![1.0f64, 2.0, 2.0, 5.0], &[4], Device::Cpu).unwrap();
-/// let v = Array::from_vec(vec![2.0f64, 0.0, 9.0], &[3], Device::Cpu).unwrap();
-/// let l = ops::searchsorted(&s, &v, false, None).unwrap();
-/// assert_eq!(l.to_vec::<i64>().unwrap(), vec![1, 0, 4]);
-/// let r = ops::searchsorted(&s, &v, true, None).unwrap();
-/// assert_eq!(r.to_vec::<i64>().unwrap(), vec![3, 0, 4]);
-/// ```
-pub fn searchsorted(x1: &Array, x2: &Array, right: bool, sorter: Option<&Array>) -> Result<Array> {
-    same_device("searchsorted", &[x1, x2])?;
-    if x1.ndim() != 1 {
-        return Err(Error::Value(format!(
-            "searchsorted: the sorted array must be one-dimensional, got shape {:?}",
-            x1.shape()
-        )));
-    }
-    let d = x1.dtype().promote(x2.dtype());
-    let sorted = match sorter {
-        Some(s) => {
-            if s.shape() != x1.shape() {
-                return Err(Error::Shape(format!(
-                    "searchsorted: sorter of shape {:?} for an array of shape {:?}",
-                    s.shape(),
-                    x1.shape()
-                )));
-            }
-            super::take(x1, s, Some(0))?
-        }
-        None => x1.clone(),
-    };
-    let (s, v) = (as_dtype(&sorted, d)?, as_dtype(x2, d)?);
-    match super::native(x1.device()) {
-        true => super::cpu::searchsorted(&s, &v, right),
-        false => super::gpu::searchsorted(&s, &v, right),
     }
 }
 
@@ -170,7 +128,7 @@ pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
     same_device("isin", &[x1, x2])?;
     let d = x1.dtype().promote(x2.dtype());
     let (a, b) = (as_dtype(x1, d)?, as_dtype(x2, d)?);
-    match super::native(x1.device()) {
+    match super::route::native(x1.device()) {
         true => super::cpu::isin(&a, &b, invert),
         false => super::gpu::isin(&a, &b, invert),
     }

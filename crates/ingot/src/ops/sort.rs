@@ -40,7 +40,7 @@ pub fn sort(x: &Array, axis: isize, descending: bool) -> Result<Array> {
     let out = Array::empty(x.shape(), x.dtype(), x.device())?;
     let (xv, perm) = axis_last(x, axis)?;
     let ov = out.permute(&perm)?;
-    match super::native(x.device()) {
+    match super::route::native(x.device()) {
         true => super::cpu::sort_rows(&xv, Some(&ov), None, descending)?,
         false => super::gpu::sort_rows(&xv, Some(&ov), None, descending)?,
     }
@@ -63,7 +63,7 @@ pub fn argsort(x: &Array, axis: isize, descending: bool) -> Result<Array> {
     let out = Array::empty(x.shape(), DType::Int64, x.device())?;
     let (xv, perm) = axis_last(x, axis)?;
     let ov = out.permute(&perm)?;
-    match super::native(x.device()) {
+    match super::route::native(x.device()) {
         true => super::cpu::sort_rows(&xv, None, Some(&ov), descending)?,
         false => super::gpu::sort_rows(&xv, None, Some(&ov), descending)?,
     }

@@ -1,12 +1,13 @@
 //! What a backend implements: [`Backend`] (how the registry counts and opens devices of one
 //! kind) and [`Runtime`] (one open device: memory, copies, synchronisation, its kernel engine and
-//! optional capabilities such as a BLAS).
+//! optional capabilities such as a BLAS and a dense solver).
 
 use std::sync::Arc;
 
 use super::gemm::Gemm;
 use super::kernel::KernelBackend;
 use super::memory::{Buffer, MemoryInfo};
+use super::solver::Solver;
 use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -78,6 +79,14 @@ pub trait Runtime: Send + Sync {
     /// none for this dtype: the caller then uses another implementation.
     fn gemm(&self, gemm: &Gemm<'_>) -> Result<bool> {
         let _ = gemm;
+        Ok(false)
+    }
+
+    /// Runs a dense factorization (LU, Cholesky, QR, eigh, SVD) on the device's solver library.
+    /// `Ok(false)` when the device has none, or none for this job and dtype: the caller then
+    /// computes on the host.
+    fn solver(&self, job: &Solver<'_>) -> Result<bool> {
+        let _ = job;
         Ok(false)
     }
 }

@@ -9,6 +9,7 @@
 //! - `memory.rs`: [`Buffer`] and the [`DeviceMemory`] trait of each backend's memory;
 //! - `kernel.rs`: the kernel-engine contract ([`KernelBackend`], [`LaunchParams`], ...);
 //! - `gemm.rs`: the arguments of the optional BLAS capability ([`Runtime::gemm`]);
+//! - `solver.rs`: the arguments of the optional dense-solver capability ([`Runtime::solver`]);
 //! - `pool.rs`: the caching allocator every backend uses;
 //! - `registry.rs`: the list of backends and the runtime of each device.
 //!
@@ -23,6 +24,7 @@ pub mod kernel;
 pub mod memory;
 pub mod pool;
 pub mod registry;
+pub mod solver;
 
 pub mod cpu;
 #[cfg(feature = "cuda")]
@@ -41,3 +43,4 @@ pub use registry::{
     available_gpus, check_dtype, default_device, devices, get, pop_current_device,
     push_current_device,
 };
+pub use solver::{Matrices, Solver, SolverJob, SvdDriver, Vectors};

@@ -11,9 +11,12 @@ mod fill;
 mod float2;
 mod gather;
 pub(crate) mod iter;
+pub(crate) mod linalg;
 mod math;
 mod matmul;
+pub(crate) mod philox;
 mod radix;
+pub(crate) mod random;
 mod reduce;
 mod select;
 mod sort;
@@ -75,7 +78,7 @@ pub(crate) fn unique(
     index: bool,
     inverse: bool,
     counts: bool,
-) -> Result<(Array, Option<Array>, Option<Array>, Option<Array>)> {
+) -> Result<crate::ops::op::UniqueParts> {
     let u = select::unique(x, index, inverse, counts)?;
     Ok((u.values, u.index, u.inverse, u.counts))
 }

@@ -106,7 +106,7 @@ pub fn index_offsets(
         return Ok(());
     }
     let io = operand(idx)?;
-    let (shape, st) = collapse(idx.shape(), &[io.strides.clone()]);
+    let (shape, st) = collapse(idx.shape(), std::slice::from_ref(&io.strides));
     if shape.len() > MAX_DIMS {
         return index_offsets(lin, &idx.copy()?, dim, stride, first, axis);
     }
@@ -161,7 +161,7 @@ pub fn gather(span: &Array, w: &Array, jaxis: usize, lin: &Array, out: &Array) -
     let d = bits_dtype(w.dtype())?;
     let so = operand(&span.view_as(d)?)?;
     let wo = operand_in(&so, span, w);
-    let (shape, st) = collapse(w.shape(), &[wo.strides.clone()]);
+    let (shape, st) = collapse(w.shape(), std::slice::from_ref(&wo.strides));
     if shape.len() > MAX_DIMS {
         let a = split_axis(w, jaxis);
         let ja = if a < jaxis { jaxis - 1 } else { jaxis };

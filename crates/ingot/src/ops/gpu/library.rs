@@ -25,6 +25,7 @@ pub(crate) enum Module {
     Sort,
     Select,
     Gather,
+    Random,
 }
 
 impl Module {
@@ -44,6 +45,7 @@ impl Module {
                 include_str!("../../../kernels/select.metal")
             ),
             Module::Gather => include_str!("../../../kernels/gather.metal"),
+            Module::Random => include_str!("../../../kernels/random.metal"),
         }
     }
 
@@ -58,6 +60,7 @@ impl Module {
             Module::Sort => "sort.metal",
             Module::Select => "select.metal",
             Module::Gather => "gather.metal",
+            Module::Random => "random.metal",
         }
     }
 }

@@ -20,6 +20,7 @@ mod gather;
 mod library;
 pub(crate) mod matmul;
 mod operand;
+pub mod random;
 mod reduce;
 mod select;
 pub(crate) mod sort;

@@ -148,7 +148,7 @@ pub fn unique(
     want_index: bool,
     want_inverse: bool,
     want_counts: bool,
-) -> Result<(Array, Option<Array>, Option<Array>, Option<Array>)> {
+) -> Result<crate::ops::op::UniqueParts> {
     let device = x.device();
     let t = x.dtype();
     let n = x.size();

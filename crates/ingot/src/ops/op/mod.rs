@@ -4,9 +4,20 @@
 //! (`binary_<name>_<dtype>`), as candle shares its op markers with its kernel sources.
 
 mod binary;
+mod random;
 mod reduce;
 mod unary;
 
 pub use binary::{scalar_dtype, BinaryOp};
+pub use random::{Draw, Sampler};
 pub use reduce::{ReduceOp, ScanOp};
 pub use unary::{UnaryClass, UnaryOp};
+
+/// What a backend's `unique` returns: the values, then the first indices, the inverse indices and
+/// the counts, each when asked for.
+pub type UniqueParts = (
+    crate::array::Array,
+    Option<crate::array::Array>,
+    Option<crate::array::Array>,
+    Option<crate::array::Array>,
+);

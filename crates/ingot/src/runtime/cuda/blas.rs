@@ -183,3 +183,71 @@ pub fn gemm(inner: &Arc<CudaInner>, gemm: &Gemm<'_>) -> Result<bool> {
     inner.note_launch("matmul (cuBLAS)");
     Ok(true)
 }
+
+/// `dst = src^T` for column-major `rows x cols` `src` (leading dimension `ld_src`) into the
+/// column-major `cols x rows` `dst` (`ld_dst`), float32 or float64, on the device's stream
+/// (`cublas<t>geam`; the two must not overlap).
+#[allow(clippy::too_many_arguments)]
+pub fn transpose(
+    inner: &Arc<CudaInner>,
+    dtype: DType,
+    rows: usize,
+    cols: usize,
+    src: u64,
+    ld_src: usize,
+    dst: u64,
+    ld_dst: usize,
+) -> Result<()> {
+    let handle = blas(inner)?;
+    let h = handle.handle.lock().unwrap_or_else(|p| p.into_inner());
+    inner.bind()?;
+    let (t, n) = (
+        cusys::cublasOperation_t::CUBLAS_OP_T,
+        cusys::cublasOperation_t::CUBLAS_OP_N,
+    );
+    let (m, nn) = (cols as i32, rows as i32);
+    // SAFETY: the pointers address `rows x cols` and `cols x rows` matrices of the device; with
+    // beta = 0 the B operand is not read.
+    let status = unsafe {
+        match dtype {
+            DType::Float32 => cusys::cublasSgeam(
+                *h,
+                t,
+                n,
+                m,
+                nn,
+                &1.0f32,
+                src as *const f32,
+                ld_src as i32,
+                &0.0f32,
+                dst as *const f32,
+                ld_dst as i32,
+                dst as *mut f32,
+                ld_dst as i32,
+            ),
+            DType::Float64 => cusys::cublasDgeam(
+                *h,
+                t,
+                n,
+                m,
+                nn,
+                &1.0f64,
+                src as *const f64,
+                ld_src as i32,
+                &0.0f64,
+                dst as *const f64,
+                ld_dst as i32,
+                dst as *mut f64,
+                ld_dst as i32,
+            ),
+            d => {
+                return Err(Error::UnsupportedDType {
+                    op: "transpose (cuBLAS)",
+                    dtype: d.to_string(),
+                })
+            }
+        }
+    };
+    status.result().map_err(|e| blas_error(e, "cublasGeam"))?;
+    Ok(())
+}

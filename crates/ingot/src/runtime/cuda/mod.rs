@@ -2,7 +2,8 @@
 //! asynchronous copies and launches, and device errors reported at the next synchronisation.
 //!
 //! `context.rs` holds the device's context, stream and pool; `memory.rs` its buffers;
-//! `kernel.rs` the kernel engine (NVRTC); `blas.rs` matrix products (cuBLAS).
+//! `kernel.rs` the kernel engine (NVRTC); `blas.rs` matrix products (cuBLAS); `solver.rs` dense
+//! factorizations (cuSOLVER).
 
 pub mod blas;
 pub mod context;
@@ -10,6 +11,7 @@ mod driver;
 pub mod kernel;
 pub mod memory;
 pub mod nvrtc;
+pub mod solver;
 
 pub use context::{CudaInner, CudaProperties};
 pub use driver::{device_count, driver_present};
@@ -27,6 +29,7 @@ use crate::runtime::backend::{Backend, Runtime};
 use crate::runtime::gemm::Gemm;
 use crate::runtime::kernel::KernelBackend;
 use crate::runtime::memory::{Buffer, MemoryInfo};
+use crate::runtime::solver::Solver;
 
 /// The CUDA backend: the NVIDIA GPUs the driver reports.
 pub struct CudaBackend;
@@ -228,5 +231,9 @@ impl Runtime for CudaRuntime {
 
     fn gemm(&self, gemm: &Gemm<'_>) -> Result<bool> {
         blas::gemm(&self.inner, gemm)
+    }
+
+    fn solver(&self, job: &Solver<'_>) -> Result<bool> {
+        solver::run(self, &self.inner, job)
     }
 }

@@ -90,7 +90,7 @@ def test_float64_is_refused_with_a_clear_error():
 
 def test_compile_error_is_a_compile_error():
     with pytest.raises(ingot.CompileError):
-        ingot.compile("kernel void f(device float* x [[buffer(0)]]) { x[0] = nope; }", device=DEV)
+        ingot.compile("kernel void f(device float* x [[buffer(0)]]) { x[0] = nope; }", device=DEV)["f"]
 
 
 def test_matmul_matches_numpy(rng):

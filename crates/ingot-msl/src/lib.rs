@@ -31,6 +31,7 @@
 //! (scopes, functions, instantiations) -> [`mod@reflect`] -> `rewrite` (token replacements that keep
 //! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
+pub(crate) mod consteval;
 pub mod error;
 pub mod lexer;
 pub mod prelude;
@@ -40,6 +41,7 @@ pub mod rewrite;
 pub mod syntax;
 pub mod target;
 pub mod types;
+mod unit;
 mod wrapper_common;
 mod wrapper_cpu;
 mod wrapper_cuda;
@@ -50,6 +52,6 @@ pub use reflect::{
     reflect, reflect_named, AddressSpace, BuiltinRole, EntryPoint, Features, FunctionConstant,
     Module, Param, ParamKind,
 };
-pub use rewrite::{translate, Options, Translation};
+pub use rewrite::{reflect_with, translate, Options, Translation};
 pub use target::Target;
 pub use types::{ScalarKind, TypeInfo};

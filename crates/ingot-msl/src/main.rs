@@ -1,7 +1,7 @@
 //! `ingot-msl`: translate or reflect an MSL file from the command line.
 //!
 //! ```text
-//! ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]...
+//! ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]... [--entry NAME]...
 //! ingot-msl reflect FILE
 //! ```
 
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use ingot_msl::{reflect_named, translate, Options, Target};
 
-const USAGE: &str = "usage:\n  ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]...\n  ingot-msl reflect FILE";
+const USAGE: &str = "usage:\n  ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]... [--entry NAME]...\n  ingot-msl reflect FILE";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +50,12 @@ fn run(args: &[String]) -> Result<String, String> {
                         opts.constants.insert(k.to_string(), v.to_string());
                     }
                     "--fast-math" => opts.fast_math = true,
+                    "--entry" => {
+                        let n = it.next().ok_or("--entry needs a kernel name")?;
+                        opts.entries
+                            .get_or_insert_with(Vec::new)
+                            .push(n.to_string());
+                    }
                     "-I" | "--include" => {
                         let d = it.next().ok_or("-I needs a folder")?;
                         opts.include_dirs.push(d.into());

@@ -33,6 +33,12 @@ pub struct Options {
     /// Folders searched for `#include "x.h"`: a header found there is inlined (so its macros
     /// and kernels are seen), with `#line` directives naming it. Other includes stay as written.
     pub include_dirs: Vec<std::path::PathBuf>,
+    /// Translate only these entry points (host names): the other kernels' definitions are
+    /// left out of the text (blank lines keep the numbering) and only these wrappers are
+    /// emitted, so the target compiler sees one entry point's unit. Function constants
+    /// without a value are then an error only when the unit's code uses them. `None`: every
+    /// entry point (a constant without a value used anywhere is an error).
+    pub entries: Option<Vec<String>>,
 }
 
 impl Options {
@@ -44,6 +50,7 @@ impl Options {
             constants: BTreeMap::new(),
             fast_math: false,
             include_dirs: Vec::new(),
+            entries: None,
         }
     }
 }
@@ -209,13 +216,31 @@ pub fn translate(source: &str, opts: &Options) -> Result<Translation> {
     // A byte-order mark would end up mid-file after the header.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let pre = crate::preprocess::preprocess(source, file, &opts.include_dirs)?;
-    let mut t = translate_expanded(&pre.text, opts, &pre.map).map_err(|e| pre.map.fix(e))?;
+    let mut t = translate_expanded(&pre.text, opts, &pre.map, false).map_err(|e| pre.map.fix(e))?;
     t.module.relocate(&pre.map);
     Ok(t)
 }
 
+/// The reflection [`translate`] would return for `opts` (include folders searched, function
+/// constants of `opts` applied to the gated parameters), without rewriting anything: what a
+/// library needs before any of its entry points is compiled. Constants without a value are
+/// not an error here.
+pub fn reflect_with(source: &str, opts: &Options) -> Result<Module> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    let pre = crate::preprocess::preprocess(source, &opts.file_name, &opts.include_dirs)?;
+    let mut t = translate_expanded(&pre.text, opts, &pre.map, true).map_err(|e| pre.map.fix(e))?;
+    t.module.relocate(&pre.map);
+    Ok(t.module)
+}
+
 /// Translates preprocessed text; errors and reflection lines are still in its coordinates.
-fn translate_expanded(source: &str, opts: &Options, map: &LineMap) -> Result<Translation> {
+/// With `reflect_only`, stops once the reflection is complete (the text stays empty).
+fn translate_expanded(
+    source: &str,
+    opts: &Options,
+    map: &LineMap,
+    reflect_only: bool,
+) -> Result<Translation> {
     let file = opts.file_name.as_str();
     let toks = significant(&lex(source, file, false)?);
     check_unsupported(source, file, &toks, Some(opts.target))?;
@@ -241,7 +266,29 @@ fn translate_expanded(source: &str, opts: &Options, map: &LineMap) -> Result<Tra
         }
         assign_abi(e);
     }
-    rw.function_constants(&values)?;
+    if reflect_only {
+        return Ok(Translation {
+            text: String::new(),
+            module,
+            entries: BTreeMap::new(),
+        });
+    }
+    let selected = match &opts.entries {
+        Some(names) => Some(crate::unit::select(&module, names, file)?),
+        None => None,
+    };
+    if let Some(sel) = &selected {
+        let keep: HashSet<usize> = module
+            .entry_points
+            .iter()
+            .filter(|e| sel.contains(e.name.as_str()))
+            .map(|e| e.def)
+            .collect();
+        for (a, b) in crate::unit::unused_kernels(source, &toks, &syn, &keep) {
+            rw.set_range(a, b, "");
+        }
+    }
+    rw.function_constants(&values, opts.entries.as_deref())?;
     rw.instantiations();
     rw.entry_names(&module);
     if opts.target == Target::Cuda {
@@ -272,11 +319,20 @@ fn translate_expanded(source: &str, opts: &Options, map: &LineMap) -> Result<Tra
         text.push('\n');
     }
     let mut entries = BTreeMap::new();
-    if !module.entry_points.is_empty() && opts.target == Target::Cuda {
+    let emitted = selected
+        .as_ref()
+        .map_or(!module.entry_points.is_empty(), |s| !s.is_empty());
+    if emitted && opts.target == Target::Cuda {
         text.push_str("#line 1 \"<ingot-msl wrappers>\"\n");
         text.push_str(wrapper_cuda::PREAMBLE);
     }
     for e in &module.entry_points {
+        if selected
+            .as_ref()
+            .is_some_and(|s| !s.contains(e.name.as_str()))
+        {
+            continue;
+        }
         let call = rw.callee(e);
         let (efile, eline) = map.lookup(e.line);
         text.push_str(&format!("#line {eline} \"{}\"\n", escape(efile)));
@@ -555,8 +611,14 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Replaces function-constant declarations and `is_function_constant_defined(name)`.
-    fn function_constants(&mut self, values: &HashMap<String, String>) -> Result<()> {
+    fn function_constants(
+        &mut self,
+        values: &HashMap<String, String>,
+        entries: Option<&[String]>,
+    ) -> Result<()> {
         let in_attr = self.attr_mask();
+        // Constants the code uses without a value: (name, index, first use).
+        let mut missing: Vec<(String, Option<u32>, String, usize)> = Vec::new();
         for c in &self.syn.function_constants {
             let text = match values.get(&c.name) {
                 Some(v) => format!(
@@ -569,6 +631,7 @@ impl<'a> Rewriter<'a> {
                     // Used anywhere but in its declaration, a gate or is_function_constant_defined?
                     for (i, &attr) in in_attr.iter().enumerate() {
                         if (c.start..=c.end).contains(&i)
+                            || self.repl[i].is_some()
                             || attr
                             || self.txt(i) != c.name
                             || self.toks[i].kind != TokenKind::Ident
@@ -580,20 +643,38 @@ impl<'a> Rewriter<'a> {
                         {
                             continue;
                         }
-                        return Err(self.err_at(
-                            i,
-                            format!(
-                                "function constant `{}`{} has no value: pass it at compile time (constants={{\"{}\": ...}})",
-                                c.name,
-                                c.index.map(|x| format!(" (index {x})")).unwrap_or_default(),
-                                c.name
-                            ),
-                        ));
+                        missing.push((c.name.clone(), c.index, c.ty.clone(), i));
+                        break;
                     }
                     String::new()
                 }
             };
             self.set_range(c.start, c.end, text);
+        }
+        if let Some(&(_, _, _, at)) = missing.first() {
+            let list: Vec<String> = missing
+                .iter()
+                .map(|(n, idx, ty, _)| match idx {
+                    Some(x) => format!("`{n}` ({ty}, index {x})"),
+                    None => format!("`{n}` ({ty})"),
+                })
+                .collect();
+            let example = format!("{{\"{}\": ...}}", missing[0].0);
+            let msg = match entries {
+                Some([one]) => format!(
+                    "kernel `{one}` uses function constant{} without a value: {}; give {} with lib.function(\"{one}\", constants={example})",
+                    if missing.len() == 1 { "" } else { "s" },
+                    list.join(", "),
+                    if missing.len() == 1 { "it" } else { "them" },
+                ),
+                _ => format!(
+                    "function constant{} without a value: {}; give {} with lib.function(name, constants={example}) or at compile time",
+                    if missing.len() == 1 { "" } else { "s" },
+                    list.join(", "),
+                    if missing.len() == 1 { "it" } else { "them" },
+                ),
+            };
+            return Err(self.err_at(at, msg));
         }
         for i in 0..self.toks.len() {
             if self.is(i, "is_function_constant_defined")

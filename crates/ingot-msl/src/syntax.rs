@@ -733,7 +733,10 @@ impl<'a> Walker<'a> {
                 self.toks,
                 (j + 1..name_tok).filter(|&k| !self.is(k, "const")),
             );
-            let index = fc.args.first().and_then(|a| parse_int(a));
+            let index = fc
+                .args
+                .first()
+                .and_then(|a| parse_int(a).or_else(|| self.const_index(a)));
             self.syn.function_constants.push(FunctionConstantDecl {
                 name: self.txt(name_tok).to_string(),
                 ty,
@@ -752,6 +755,21 @@ impl<'a> Walker<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A function-constant index written as an expression (`FC_BASE + 1`), with the
+    /// program-scope integer constants declared so far.
+    fn const_index(&self, expr: &str) -> Option<u32> {
+        fn lookup(this: &Walker<'_>, name: &str, depth: u32) -> Option<i64> {
+            let &(a, b) = this.syn.program_constants.get(name)?;
+            let text = join(this.src, this.toks, a..b);
+            if depth > 16 {
+                return None;
+            }
+            crate::consteval::eval_int(&text, &|n| lookup(this, n, depth + 1))
+        }
+        let v = crate::consteval::eval_int(expr, &|n| lookup(self, n, 0))?;
+        u32::try_from(v).ok()
     }
 
     fn instantiation(&mut self, s: usize, semi: usize) -> Result<()> {

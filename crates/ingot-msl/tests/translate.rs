@@ -172,7 +172,7 @@ kernel void k(device float* a [[buffer(0)]],
 }
 "#;
     let e = tr_with(src, Target::Cpu, &[("has_b", "true")]).unwrap_err();
-    assert!(e.message.contains("`mode` (index 1) has no value"), "{e}");
+    assert!(e.message.contains("`mode` (int, index 1)"), "{e}");
     assert_eq!((e.line, e.column), (10, 11));
     let t = tr_with(src, Target::Cpu, &[("has_b", "1"), ("1", "7")]).unwrap();
     let u = user_part(&t);

@@ -23,7 +23,9 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use ingot::kernel::{CompileOptions, Dispatch, Kernel, KernelArg, Library, MathMode, ParamInfo};
+use ingot::kernel::{
+    CompileOptions, Constants, Dispatch, Kernel, KernelArg, Library, MathMode, ParamInfo,
+};
 use ingot::{Array, Scalar};
 
 use crate::creation::{aliases_host_on_gpu, numpy_to_array, GpuAlias};
@@ -581,19 +583,97 @@ impl PyKernel {
     }
 }
 
+/// Function-constant values from a dict keyed by name (str) or index (int).
+fn constants_from_py(constants: Option<&Bound<'_, PyDict>>) -> PyResult<Constants> {
+    let mut out = Constants::new();
+    let Some(c) = constants else {
+        return Ok(out);
+    };
+    for (k, v) in c.iter() {
+        let key = if let Ok(i) = k.extract::<u32>() {
+            i.to_string()
+        } else {
+            k.extract::<String>().map_err(|_| {
+                PyTypeError::new_err("constants keys must be names (str) or indices (int)")
+            })?
+        };
+        let val = scalar_of(&v)?.ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "function constant {key:?}: value must be a bool, int or float"
+            ))
+        })?;
+        out.insert(key, val);
+    }
+    Ok(out)
+}
+
 #[pymethods]
 impl PyLibrary {
-    /// The kernel function `name`.
-    fn function(&self, name: &str) -> PyResult<PyKernel> {
+    /// The kernel function `name`, compiled on first use (only its own unit). `constants`
+    /// gives function-constant values (by name or index) for this specialisation, merged over
+    /// the library's; each specialisation is compiled once and cached.
+    #[pyo3(signature = (name, constants = None))]
+    fn function(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        constants: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyKernel> {
         guard(|| {
-            Ok(PyKernel {
-                inner: self.inner.function(name).py_err()?,
-            })
+            let c = constants_from_py(constants)?;
+            let lib = self.inner.clone();
+            let name = name.to_string();
+            let k = detached(py, move || lib.function_with(&name, &c))?;
+            Ok(PyKernel { inner: k })
         })
     }
 
-    fn __getitem__(&self, name: &str) -> PyResult<PyKernel> {
-        self.function(name)
+    /// Compiles the kernel functions `names`, each in a unit of its own, the units in
+    /// parallel; returns them in that order.
+    #[pyo3(signature = (names, constants = None))]
+    fn prepare(
+        &self,
+        py: Python<'_>,
+        names: Vec<String>,
+        constants: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<PyKernel>> {
+        guard(|| {
+            let c = constants_from_py(constants)?;
+            let lib = self.inner.clone();
+            let ks = detached(py, move || {
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                lib.prepare(&refs, &c)
+            })?;
+            Ok(ks.into_iter().map(|inner| PyKernel { inner }).collect())
+        })
+    }
+
+    /// How many units (kernel functions with their function-constant values) this library
+    /// has compiled or loaded from the cache so far.
+    #[getter]
+    fn compiled_units(&self) -> usize {
+        self.inner.compiled_units()
+    }
+
+    /// The function constants the source declares: dicts with `name`, `type` and `index`.
+    #[getter]
+    fn function_constants<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .module()
+            .function_constants
+            .iter()
+            .map(|c| {
+                let d = PyDict::new(py);
+                d.set_item("name", &c.name)?;
+                d.set_item("type", &c.ty)?;
+                d.set_item("index", c.index)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<PyKernel> {
+        self.function(py, name, None)
     }
 
     fn __contains__(&self, name: &str) -> bool {
@@ -623,8 +703,11 @@ impl PyLibrary {
     }
 }
 
-/// Compiles MSL `source` for `device` (default: the default device). `constants` maps
-/// function-constant names (or indices) to values; `math_mode` is `"precise"` or `"fast"`;
+/// Prepares MSL `source` for `device` (default: the default device): every kernel function
+/// is reflected, none is compiled until it is first obtained or called (then only its own
+/// unit, cached in memory and on disk). `constants` maps function-constant names (or
+/// indices) to values for every function (they may also be given per function with
+/// `Library.function(name, constants=...)`); `math_mode` is `"precise"` or `"fast"`;
 /// `include_dirs` are searched by `#include "..."`; `file_name` names the source in errors.
 #[pyfunction]
 #[pyo3(signature = (source, *, device = None, constants = None, math_mode = "precise", include_dirs = None, file_name = None))]
@@ -644,23 +727,7 @@ fn compile(
             file_name: file_name.unwrap_or_default(),
             ..Default::default()
         };
-        if let Some(c) = constants {
-            for (k, v) in c.iter() {
-                let key = if let Ok(i) = k.extract::<u32>() {
-                    i.to_string()
-                } else {
-                    k.extract::<String>().map_err(|_| {
-                        PyTypeError::new_err("constants keys must be names (str) or indices (int)")
-                    })?
-                };
-                let val = scalar_of(&v)?.ok_or_else(|| {
-                    PyTypeError::new_err(format!(
-                        "function constant {key:?}: value must be a bool, int or float"
-                    ))
-                })?;
-                opts.constants.insert(key, val);
-            }
-        }
+        opts.constants = constants_from_py(constants)?;
         if let Some(dirs) = include_dirs {
             let list: Vec<Bound<'_, PyAny>> = if dirs.is_instance_of::<pyo3::types::PyString>() {
                 vec![dirs.clone()]

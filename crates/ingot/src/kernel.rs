@@ -18,6 +18,15 @@
 //! assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0, 4.0, 9.0]);
 //! ```
 //!
+//! # Compilation per entry point
+//!
+//! [`Library::compile`] reflects every entry point and compiles none. An entry point is
+//! compiled when first obtained ([`Library::function`], [`Library::function_with`] with
+//! function-constant values, [`Library::prepare`] for several in parallel), in a unit of its
+//! own (the other kernels' definitions are left out of the translated text), cached in memory
+//! and on disk. A kernel whose code does not compile fails when it is obtained, naming it; the
+//! others are not affected.
+//!
 //! # Arguments
 //!
 //! Positional arguments bind to the kernel's buffer and bytes parameters in **buffer-index
@@ -52,8 +61,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use crate::runtime::kernel::{
-    BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
-    MathMode,
+    stats, BoundArg, CompileOptions, CompiledEntry, CompiledFunction, CompiledLibrary, Constants,
+    KernelBackend, LaunchParams, MathMode,
 };
 
 use crate::array::Array;
@@ -87,7 +96,11 @@ impl std::fmt::Debug for Library {
 }
 
 impl Library {
-    /// Compiles `source` for `device` (cached in memory and on disk by the backend).
+    /// Prepares `source` for `device`: reflects every entry point and compiles none. Each
+    /// entry point is compiled (in a unit of its own, cached in memory and on disk) when it is
+    /// first obtained with [`Library::function`], [`Library::function_with`],
+    /// [`Library::unit`] or [`Library::prepare`]. Function constants given in `options` apply
+    /// to every function; those a function needs may also be given when it is obtained.
     pub fn compile(source: &str, device: Device, options: &CompileOptions) -> Result<Library> {
         let backend = backend(device)?;
         let compiled = backend.compile(source, options)?;
@@ -113,22 +126,74 @@ impl Library {
             .collect()
     }
 
-    /// The reflection of the source (function constants applied).
+    /// The reflection of the source (the library's own function constants applied).
     pub fn module(&self) -> &ingot_msl::Module {
         self.compiled.module()
     }
 
-    /// The entry point `name`. An unknown name is [`Error::KernelArgument`] listing the
-    /// available ones.
+    /// How many units (sets of entry points with their function-constant values) this
+    /// library has compiled or loaded so far.
+    pub fn compiled_units(&self) -> usize {
+        self.compiled.units()
+    }
+
+    fn check_name(&self, name: &str) -> Result<()> {
+        if self.compiled.module().entry(name).is_some() {
+            return Ok(());
+        }
+        Err(Error::KernelArgument(format!(
+            "no kernel function named {name:?} in this library; available: {}",
+            list_or_none(&self.functions())
+        )))
+    }
+
+    /// The entry point `name`, compiled on first use with the library's function constants.
+    /// An unknown name is [`Error::KernelArgument`] listing the available ones.
     pub fn function(&self, name: &str) -> Result<Kernel> {
-        let module = self.compiled.module();
-        let Some(entry) = module.entry(name) else {
-            return Err(Error::KernelArgument(format!(
-                "no kernel function named {name:?} in this library; available: {}",
-                list_or_none(&self.functions())
-            )));
-        };
-        let function = self.compiled.function(name)?;
+        self.function_with(name, &Constants::new())
+    }
+
+    /// The entry point `name` specialised with `constants` (function-constant values by name,
+    /// or by index written in decimal), merged over the library's: Metal's
+    /// `newFunctionWithName:constantValues:`. Each specialisation is compiled once and cached.
+    /// Only the constants the entry's code uses are required; a missing one is
+    /// [`Error::KernelArgument`] naming it.
+    pub fn function_with(&self, name: &str, constants: &Constants) -> Result<Kernel> {
+        self.check_name(name)?;
+        let c = self.compiled.function(name, constants)?;
+        Ok(self.kernel(name, c))
+    }
+
+    /// Compiles the entry points `names` together, as one unit (one compiler run), and
+    /// returns them in that order. For families of kernels that share most of their code.
+    pub fn unit(&self, names: &[&str], constants: &Constants) -> Result<Vec<Kernel>> {
+        for n in names {
+            self.check_name(n)?;
+        }
+        let owned: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let v = self.compiled.unit(&owned, constants)?;
+        Ok(names
+            .iter()
+            .zip(v)
+            .map(|(n, c)| self.kernel(n, c))
+            .collect())
+    }
+
+    /// Compiles each of `names` in a unit of its own, the units in parallel, and returns the
+    /// kernels in that order (the first error, if any, names its entry point).
+    pub fn prepare(&self, names: &[&str], constants: &Constants) -> Result<Vec<Kernel>> {
+        use rayon::prelude::*;
+        for n in names {
+            self.check_name(n)?;
+        }
+        names
+            .par_iter()
+            .map(|n| self.function_with(n, constants))
+            .collect()
+    }
+
+    fn kernel(&self, name: &str, c: CompiledEntry) -> Kernel {
+        let CompiledEntry { entry, function } = c;
         let max_threads = function
             .max_total_threads_per_threadgroup()
             .min(self.backend.max_threads_per_threadgroup())
@@ -138,18 +203,18 @@ impl Library {
             .filter(|&i| params[i].arg_position.is_some())
             .collect();
         args.sort_by_key(|&i| params[i].arg_position);
-        Ok(Kernel {
+        Kernel {
             inner: Arc::new(KernelInner {
                 name: name.to_string(),
                 device: self.device,
-                entry: entry.clone(),
+                entry,
                 params,
                 args,
                 function,
                 max_threads,
                 max_tgmem: self.backend.max_threadgroup_memory(),
             }),
-        })
+        }
     }
 }
 

@@ -271,8 +271,9 @@ kernel void put(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]])
     };
     let l1 = backend.compile(src, &with(1)).unwrap();
     let l2 = backend.compile(src, &with(1)).unwrap();
-    let f1 = l1.function("put").unwrap();
-    let f2 = l2.function("put").unwrap();
+    let none = ingot::kernel::Constants::new();
+    let f1 = l1.function("put", &none).unwrap().function;
+    let f2 = l2.function("put", &none).unwrap().function;
     assert!(
         Arc::ptr_eq(&f1, &f2),
         "same source and constants: same pipeline"
@@ -280,7 +281,7 @@ kernel void put(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]])
     let libraries = backend.library_count();
     let pipelines = backend.pipeline_count();
     let l3 = backend.compile(src, &with(2)).unwrap();
-    let f3 = l3.function("put").unwrap();
+    let f3 = l3.function("put", &none).unwrap().function;
     assert!(!Arc::ptr_eq(&f1, &f3), "other constants: another pipeline");
     assert_eq!(backend.pipeline_count(), pipelines + 1);
     assert_eq!(
@@ -307,7 +308,8 @@ fn compile_errors_name_the_file() {
         file_name: "broken.metal".into(),
         ..Default::default()
     };
-    let err = Library::compile(src, DEV, &opts).unwrap_err().to_string();
+    let lib = Library::compile(src, DEV, &opts).unwrap();
+    let err = lib.function("f").unwrap_err().to_string();
     assert!(err.contains("broken.metal"), "{err}");
     assert!(err.contains("undefined_name"), "{err}");
 }

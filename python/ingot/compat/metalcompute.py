@@ -277,7 +277,13 @@ class Device:
         failure)."""
         compile_ = getattr(ingot, "compile", None) or getattr(_ingot, "compile")
         try:
-            return Kernel(compile_(source, device=self.device), self.device)
+            lib = compile_(source, device=self.device)
+            # metalcompute compiles the whole library here (Metal's newLibraryWithSource), so
+            # errors surface at kernel(); ingot compiles per function, so prepare them all.
+            prepare = getattr(lib, "prepare", None)
+            if prepare is not None:
+                prepare(list(lib.functions))
+            return Kernel(lib, self.device)
         except (ingot.IngotError, TypeError, ValueError) as e:
             raise _wrap_error(e) from e
 

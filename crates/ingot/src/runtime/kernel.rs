@@ -55,11 +55,42 @@ pub fn translation_error(e: ingot_msl::Error) -> Error {
     }
 }
 
+/// Function-constant values keyed by the constant's name or by its index as decimal text.
+pub type Constants = BTreeMap<String, Scalar>;
+
+/// A function-constant value as C++ (and MSL) literal text.
+pub fn constant_literal(v: Scalar) -> String {
+    match v {
+        Scalar::Bool(b) => b.to_string(),
+        Scalar::Int(i) => i.to_string(),
+        Scalar::UInt(u) => u.to_string(),
+        Scalar::Float(f) => {
+            let s = format!("{f:?}");
+            if f.is_finite() && !s.contains(['.', 'e', 'E']) {
+                format!("{s}.0")
+            } else {
+                // Not finite: not a literal; the translator rejects it naming the constant.
+                s
+            }
+        }
+    }
+}
+
+/// `constants` over the library's `base` values (a function's value wins), as C++ literals.
+pub fn merged_constants(base: &Constants, constants: &Constants) -> BTreeMap<String, String> {
+    base.iter()
+        .chain(constants.iter())
+        .map(|(k, v)| (k.clone(), constant_literal(*v)))
+        .collect()
+}
+
 /// Everything a backend needs to compile a library.
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
-    /// Function-constant values keyed by the constant's name or by its index as decimal text.
-    pub constants: BTreeMap<String, Scalar>,
+    /// Function-constant values keyed by the constant's name or by its index as decimal text,
+    /// given when the library is compiled (the older form; values given when a function is
+    /// obtained are merged over these).
+    pub constants: Constants,
     /// Precise (default) or fast math.
     pub math_mode: MathMode,
     /// Extra directories searched by `#include "..."` in the user's source.
@@ -143,8 +174,10 @@ pub trait KernelBackend: Send + Sync {
     /// The device it runs on.
     fn device(&self) -> Device;
 
-    /// Compiles MSL `source` (translating it for the device if needed). Compile errors are
-    /// [`Error::Compile`] with the compiler's message mapped to the user's file and line.
+    /// Prepares MSL `source`: reflects every entry point but compiles none. Each entry
+    /// point's unit is compiled when it is first asked for ([`CompiledLibrary::unit`]).
+    /// Errors in the file as a whole (syntax the front end cannot follow) are
+    /// [`Error::Compile`] with the user's file and line.
     fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>>;
 
     /// The largest threadgroup the device allows for any kernel (1024 on every backend).
@@ -163,15 +196,65 @@ pub trait KernelBackend: Send + Sync {
     }
 }
 
-/// A compiled library: one or more entry points.
+/// One entry point of a compiled unit: its reflection (function constants applied) and the
+/// launchable function.
+#[derive(Clone)]
+pub struct CompiledEntry {
+    /// The entry's reflection as compiled: gated parameters active or not, ABI slots.
+    pub entry: ingot_msl::EntryPoint,
+    /// The compiled code.
+    pub function: Arc<dyn CompiledFunction>,
+}
+
+/// A library: the reflection of every entry point, and the units compiled from it so far.
 pub trait CompiledLibrary: Send + Sync {
-    /// The reflection of the source as this backend compiled it (function constants applied:
-    /// gated parameters inactive, ABI slots as in the compiled code).
+    /// The reflection of the source with the library's own function constants applied (a
+    /// gate without a value is false; a function's constants may change its parameters).
     fn module(&self) -> &ingot_msl::Module;
 
-    /// The entry point with host name `name`, ready to launch. `name` is known to exist in
-    /// [`CompiledLibrary::module`].
-    fn function(&self, name: &str) -> Result<Arc<dyn CompiledFunction>>;
+    /// Compiles (or finds in the memory or disk cache) one unit holding the entry points
+    /// `names` (host names known to exist in [`CompiledLibrary::module`]), specialised with
+    /// `constants` merged over the library's. Returns them in `names` order. An error names
+    /// the entry points; a constant the unit uses without a value is
+    /// [`Error::KernelArgument`] naming it.
+    fn unit(&self, names: &[String], constants: &Constants) -> Result<Vec<CompiledEntry>>;
+
+    /// The entry point `name` in a unit of its own.
+    fn function(&self, name: &str, constants: &Constants) -> Result<CompiledEntry> {
+        let mut v = self.unit(&[name.to_string()], constants)?;
+        v.pop()
+            .ok_or_else(|| Error::Compile(format!("kernel `{name}`: the unit is empty")))
+    }
+
+    /// How many distinct units this library has compiled or loaded (one per set of entry
+    /// points and function-constant values).
+    fn units(&self) -> usize;
+}
+
+/// Process-wide counts of unit compilations, for tests and benchmarks.
+pub mod stats {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static COMPILED: AtomicU64 = AtomicU64::new(0);
+    static DISK: AtomicU64 = AtomicU64::new(0);
+
+    /// A unit was compiled by the device compiler (g++, NVRTC, Metal).
+    pub fn record_compiled() {
+        COMPILED.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A unit was loaded from the disk cache.
+    pub fn record_disk() {
+        DISK.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (units compiled, units loaded from the disk cache) since the process started.
+    pub fn get() -> (u64, u64) {
+        (
+            COMPILED.load(Ordering::Relaxed),
+            DISK.load(Ordering::Relaxed),
+        )
+    }
 }
 
 /// One launchable entry point.

@@ -25,6 +25,7 @@ pub mod memory;
 pub mod pool;
 pub mod registry;
 pub mod solver;
+pub mod units;
 
 pub mod cpu;
 #[cfg(feature = "cuda")]

@@ -199,9 +199,11 @@ fn kernel_named(
         ..CompileOptions::default()
     };
     let lib = Library::compile(&src, device, &options)?;
+    // The instantiations share their templates: one unit, one compiler run.
+    let names: Vec<&str> = list.iter().map(|i| i.name.as_str()).collect();
+    let kernels = lib.unit(&names, &Default::default())?;
     let mut map = cache().lock().map_err(poisoned)?;
-    for i in &list {
-        let k = lib.function(&i.name)?;
+    for (i, k) in list.iter().zip(kernels) {
         map.insert((device, i.name.clone()), k);
     }
     map.get(&key).cloned().ok_or_else(|| {

@@ -19,9 +19,10 @@ use crate::cache;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::runtime::kernel::{
-    translation_error, BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend,
-    LaunchParams, MathMode,
+    constant_literal, stats, BoundArg, CompileOptions, CompiledFunction, CompiledLibrary,
+    KernelBackend, LaunchParams,
 };
+use crate::runtime::units::{LazyLibrary, UnitCompiler};
 
 /// `int ingot_cpu_<name>(const ingot::launch*, void* const*, uint32_t, uint32_t)`.
 type EntryFn = unsafe extern "C" fn(*const LaunchParams, *const *mut c_void, u32, u32) -> i32;
@@ -155,8 +156,8 @@ impl KernelBackend for CpuKernelBackend {
     }
 
     fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>> {
-        // A library compiled before in this process with the same source and options is a
-        // lookup: no translation, no hashing of the translation.
+        // A library prepared before in this process with the same source and options is a
+        // lookup (with the units it compiled): no reflection, no translation.
         let mut h0 = blake3::Hasher::new();
         h0.update(CACHE_VERSION.as_bytes());
         h0.update(&(source.len() as u64).to_le_bytes());
@@ -164,7 +165,7 @@ impl KernelBackend for CpuKernelBackend {
         h0.update(options.file().as_bytes());
         h0.update(options.math_mode.name().as_bytes());
         for (k, v) in &options.constants {
-            h0.update(format!("\0{k}={}", scalar_literal(*v)).as_bytes());
+            h0.update(format!("\0{k}={}", constant_literal(*v)).as_bytes());
         }
         for (k, v) in ["INGOT_CXX", "PATH"].map(|k| (k, std::env::var(k).unwrap_or_default())) {
             h0.update(format!("\0{k}={v}").as_bytes());
@@ -180,13 +181,29 @@ impl KernelBackend for CpuKernelBackend {
             LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
             return Ok(l);
         }
-        let mut topts = ingot_msl::Options::new(ingot_msl::Target::Cpu);
-        topts.file_name = options.file().to_string();
-        topts.fast_math = options.math_mode == MathMode::Fast;
-        for (k, v) in &options.constants {
-            topts.constants.insert(k.clone(), scalar_literal(*v));
+        let lib: Arc<dyn CompiledLibrary> = Arc::new(LazyLibrary::new(
+            Arc::new(CpuUnits),
+            ingot_msl::Target::Cpu,
+            source,
+            options,
+        )?);
+        if let Ok(mut m) = libraries().lock() {
+            m.insert(source_key, lib.clone());
         }
-        let t = ingot_msl::translate(source, &topts).map_err(translation_error)?;
+        Ok(lib)
+    }
+}
+
+/// The CPU's [`UnitCompiler`]: one shared object per unit.
+struct CpuUnits;
+
+impl UnitCompiler for CpuUnits {
+    fn compile_unit(
+        &self,
+        t: &ingot_msl::Translation,
+        options: &CompileOptions,
+        names: &[String],
+    ) -> Result<Vec<Arc<dyn CompiledFunction>>> {
         let compiler = compiler::find()?;
         let files = ingot_msl::prelude_files(ingot_msl::Target::Cpu);
         let phash = prelude_hash(files);
@@ -205,92 +222,67 @@ impl KernelBackend for CpuKernelBackend {
         h.update(compiler.version.as_bytes());
         hash_include_dirs(&mut h, &options.include_dirs);
         let key = hex(&h.finalize());
-
-        let so = self.load_or_build(&key, &t.text, &compiler, options, files, &phash)?;
-        let mut functions = HashMap::new();
-        for e in &t.module.entry_points {
-            let symbol = t
-                .entries
-                .get(&e.name)
-                .cloned()
-                .unwrap_or_else(|| format!("ingot_cpu_{}", e.name));
-            functions.insert(e.name.clone(), symbol);
-        }
-        let lib: Arc<dyn CompiledLibrary> = Arc::new(CpuLibrary {
-            module: t.module,
-            symbols: functions,
-            so,
-        });
-        if let Ok(mut m) = libraries().lock() {
-            m.insert(source_key, lib.clone());
-        }
-        Ok(lib)
+        let so = load_or_build(&key, &t.text, &compiler, options, files, &phash)?;
+        names
+            .iter()
+            .map(|name| {
+                let entry = t.module.entry(name).ok_or_else(|| {
+                    Error::KernelArgument(format!("no kernel function named {name:?}"))
+                })?;
+                let symbol = t
+                    .entries
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| format!("ingot_cpu_{name}"));
+                let f: Arc<dyn CompiledFunction> = Arc::new(function(&so, name, &symbol, entry)?);
+                Ok(f)
+            })
+            .collect()
     }
 }
 
-/// A function-constant value as C++ literal text.
-fn scalar_literal(v: crate::dtype::Scalar) -> String {
-    use crate::dtype::Scalar;
-    match v {
-        Scalar::Bool(b) => b.to_string(),
-        Scalar::Int(i) => i.to_string(),
-        Scalar::UInt(u) => u.to_string(),
-        Scalar::Float(f) => {
-            if f.is_finite() {
-                let s = format!("{f:?}");
-                if s.contains(['.', 'e', 'E']) {
-                    s
-                } else {
-                    format!("{s}.0")
-                }
-            } else {
-                // Not expressible as a literal; the translator rejects it with the constant's name.
-                format!("{f}")
-            }
-        }
+fn load_or_build(
+    key: &str,
+    text: &str,
+    compiler: &compiler::Compiler,
+    options: &CompileOptions,
+    files: &[(&str, &str)],
+    phash: &str,
+) -> Result<Arc<SharedObject>> {
+    let memory = loaded();
+    if let Some(so) = memory.lock().ok().and_then(|m| m.get(key).cloned()) {
+        LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
+        return Ok(so);
     }
-}
-
-impl CpuKernelBackend {
-    fn load_or_build(
-        &self,
-        key: &str,
-        text: &str,
-        compiler: &compiler::Compiler,
-        options: &CompileOptions,
-        files: &[(&str, &str)],
-        phash: &str,
-    ) -> Result<Arc<SharedObject>> {
-        let memory = loaded();
-        if let Some(so) = memory.lock().ok().and_then(|m| m.get(key).cloned()) {
-            LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
-            return Ok(so);
+    let dir = cache::dir("cpu")?;
+    let path = dir.join(format!("{key}.so"));
+    let mut outcome = CacheOutcome::Disk;
+    let so = match path.is_file().then(|| open(&path, key)) {
+        Some(Ok(so)) => so,
+        Some(Err(_)) | None => {
+            // Missing or unusable (corrupt, from another key): rebuild, never trust it.
+            outcome = CacheOutcome::Compiled;
+            let prelude = cache::prelude_dir(&dir, files, phash)?;
+            build(&dir, &path, key, text, compiler, options, &prelude)?;
+            open(&path, key).map_err(|e| {
+                Error::Compile(format!(
+                    "the compiled kernel {} does not load: {e}",
+                    path.display()
+                ))
+            })?
         }
-        let dir = cache::dir("cpu")?;
-        let path = dir.join(format!("{key}.so"));
-        let mut outcome = CacheOutcome::Disk;
-        let so = match path.is_file().then(|| open(&path, key)) {
-            Some(Ok(so)) => so,
-            Some(Err(_)) | None => {
-                // Missing or unusable (corrupt, from another key): rebuild, never trust it.
-                outcome = CacheOutcome::Compiled;
-                let prelude = cache::prelude_dir(&dir, files, phash)?;
-                build(&dir, &path, key, text, compiler, options, &prelude)?;
-                open(&path, key).map_err(|e| {
-                    Error::Compile(format!(
-                        "the compiled kernel {} does not load: {e}",
-                        path.display()
-                    ))
-                })?
-            }
-        };
-        LAST_OUTCOME.with(|c| c.set(outcome));
-        let so = Arc::new(so);
-        if let Ok(mut m) = memory.lock() {
-            m.insert(key.to_string(), so.clone());
-        }
-        Ok(so)
+    };
+    LAST_OUTCOME.with(|c| c.set(outcome));
+    match outcome {
+        CacheOutcome::Compiled => stats::record_compiled(),
+        CacheOutcome::Disk => stats::record_disk(),
+        CacheOutcome::Memory => {}
     }
+    let so = Arc::new(so);
+    if let Ok(mut m) = memory.lock() {
+        m.insert(key.to_string(), so.clone());
+    }
+    Ok(so)
 }
 
 /// Compiles `text` into `path` (atomically).
@@ -380,67 +372,50 @@ fn open(path: &Path, key: &str) -> std::result::Result<SharedObject, String> {
     })
 }
 
-struct CpuLibrary {
-    module: ingot_msl::Module,
-    symbols: HashMap<String, String>,
-    so: Arc<SharedObject>,
-}
-
-impl CompiledLibrary for CpuLibrary {
-    fn module(&self) -> &ingot_msl::Module {
-        &self.module
-    }
-
-    fn function(&self, name: &str) -> Result<Arc<dyn CompiledFunction>> {
-        let entry = self
-            .module
-            .entry(name)
-            .ok_or_else(|| Error::KernelArgument(format!("no kernel function named {name:?}")))?;
-        let symbol = self
-            .symbols
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| format!("ingot_cpu_{name}"));
-        let missing = |what: &str, e: libloading::Error| {
-            Error::Compile(format!(
-                "kernel `{name}`: {what} missing from {}: {e}",
-                self.so.path.display()
-            ))
-        };
-        // SAFETY: the wrapper of ABI.md has exactly this signature.
-        let f: EntryFn = unsafe {
-            self.so
+/// The entry point `name` (wrapper `symbol`) of a loaded unit.
+fn function(
+    so: &Arc<SharedObject>,
+    name: &str,
+    symbol: &str,
+    entry: &ingot_msl::EntryPoint,
+) -> Result<CpuFunction> {
+    let missing = |what: &str, e: libloading::Error| {
+        Error::Compile(format!(
+            "kernel `{name}`: {what} missing from {}: {e}",
+            so.path.display()
+        ))
+    };
+    // SAFETY: the wrapper of ABI.md has exactly this signature.
+    let f: EntryFn = unsafe {
+        so.lib
+            .get::<EntryFn>(format!("{symbol}\0").as_bytes())
+            .map(|s| *s)
+            .map_err(|e| missing(symbol, e))?
+    };
+    let nslots = entry.abi.len();
+    let sizes = if nslots == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: `<symbol>_sizes` is a `const uint32_t[]` with one entry per ABI slot.
+        unsafe {
+            let p = so
                 .lib
-                .get::<EntryFn>(format!("{symbol}\0").as_bytes())
-                .map(|s| *s)
-                .map_err(|e| missing(&symbol, e))?
-        };
-        let nslots = entry.abi.len();
-        let sizes = if nslots == 0 {
-            Vec::new()
-        } else {
-            // SAFETY: `<symbol>_sizes` is a `const uint32_t[]` with one entry per ABI slot.
-            unsafe {
-                let p = self
-                    .so
-                    .lib
-                    .get::<*const u32>(format!("{symbol}_sizes\0").as_bytes())
-                    .map_err(|e| missing("the slot sizes", e))?;
-                std::slice::from_raw_parts(*p, nslots).to_vec()
-            }
-        };
-        Ok(Arc::new(CpuFunction {
-            name: name.to_string(),
-            entry: f,
-            last_error: self.so.last_error,
-            sizes,
-            max_threads: entry
-                .max_total_threads_per_threadgroup
-                .unwrap_or(1024)
-                .min(1024),
-            _so: self.so.clone(),
-        }))
-    }
+                .get::<*const u32>(format!("{symbol}_sizes\0").as_bytes())
+                .map_err(|e| missing("the slot sizes", e))?;
+            std::slice::from_raw_parts(*p, nslots).to_vec()
+        }
+    };
+    Ok(CpuFunction {
+        name: name.to_string(),
+        entry: f,
+        last_error: so.last_error,
+        sizes,
+        max_threads: entry
+            .max_total_threads_per_threadgroup
+            .unwrap_or(1024)
+            .min(1024),
+        _so: so.clone(),
+    })
 }
 
 struct CpuFunction {

@@ -15,9 +15,10 @@ use crate::cache;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::runtime::kernel::{
-    translation_error, BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend,
-    LaunchParams, MathMode,
+    constant_literal, stats, BoundArg, CompileOptions, CompiledFunction, CompiledLibrary,
+    KernelBackend, LaunchParams, MathMode,
 };
+use crate::runtime::units::{LazyLibrary, UnitCompiler};
 
 /// Kernel arguments whose parameter pointers are kept on the stack at launch (more use the heap).
 const INLINE_ARGS: usize = 32;
@@ -25,18 +26,31 @@ const INLINE_ARGS: usize = 32;
 /// The kernel engine of one CUDA device.
 pub struct CudaKernels {
     inner: Arc<CudaInner>,
-    /// Compiled libraries by cache key: a second `compile` of the same source is a lookup.
-    libraries: Mutex<HashMap<String, Arc<CudaLibrary>>>,
+    units: Arc<CudaUnits>,
+    /// Prepared libraries by a hash of source and options: a second `compile` of the same
+    /// source is a lookup, with the units it compiled.
+    libraries: Mutex<HashMap<String, Arc<dyn CompiledLibrary>>>,
 }
 
 impl CudaKernels {
     /// The engine for the device behind `inner`.
     pub fn new(inner: Arc<CudaInner>) -> CudaKernels {
         CudaKernels {
+            units: Arc::new(CudaUnits {
+                inner: inner.clone(),
+                modules: Mutex::new(HashMap::new()),
+            }),
             inner,
             libraries: Mutex::new(HashMap::new()),
         }
     }
+}
+
+/// The CUDA [`UnitCompiler`]: one NVRTC compile (one module) per unit.
+struct CudaUnits {
+    inner: Arc<CudaInner>,
+    /// Loaded modules by cache key.
+    modules: Mutex<HashMap<String, Arc<LoadedModule>>>,
 }
 
 /// A loaded CUDA module; unloaded when the last library or function using it goes.
@@ -48,14 +62,6 @@ struct LoadedModule {
 // SAFETY: a CUmodule is a handle usable from any thread with the context current.
 unsafe impl Send for LoadedModule {}
 unsafe impl Sync for LoadedModule {}
-
-/// A compiled library: its module and the reflection of its source.
-pub struct CudaLibrary {
-    inner: Arc<CudaInner>,
-    module: Arc<LoadedModule>,
-    reflection: ingot_msl::Module,
-    functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
-}
 
 impl Drop for LoadedModule {
     fn drop(&mut self) {
@@ -98,39 +104,19 @@ impl KernelBackend for CudaKernels {
     }
 
     fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>> {
-        let constants = options
-            .constants
-            .iter()
-            .map(|(k, v)| (k.clone(), scalar_text(*v)))
-            .collect();
-        let mut msl_options = ingot_msl::Options::new(ingot_msl::Target::Cuda);
-        msl_options.file_name = options.file().to_string();
-        msl_options.constants = constants;
-        msl_options.fast_math = options.math_mode == MathMode::Fast;
-        msl_options.include_dirs = options.include_dirs.clone();
-        // The same mapping as the CPU engine: a missing or unknown function constant is an
-        // argument error, anything else a compile error.
-        let translation = ingot_msl::translate(source, &msl_options).map_err(translation_error)?;
-        let headers = ingot_msl::prelude_files(ingot_msl::Target::Cuda);
-        let arch = arch_of(&self.inner);
-        let (nv_major, nv_minor) = nvrtc::version()?;
-        let mut flags: Vec<String> = vec!["-default-device".to_string()];
-        match options.math_mode {
-            // IEEE results as NumPy computes them: no contraction of a*b+c into one rounding.
-            MathMode::Precise => flags.extend(["--fmad=false".to_string()]),
-            MathMode::Fast => flags.push("--use_fast_math".to_string()),
+        let mut parts: Vec<Vec<u8>> = vec![
+            source.as_bytes().to_vec(),
+            options.file().as_bytes().to_vec(),
+            options.math_mode.name().as_bytes().to_vec(),
+        ];
+        for (k, v) in &options.constants {
+            parts.push(format!("{k}={}", constant_literal(*v)).into_bytes());
         }
-        let mut prelude_bytes = Vec::new();
-        for (n, t) in headers {
-            prelude_bytes.extend_from_slice(n.as_bytes());
-            prelude_bytes.extend_from_slice(t.as_bytes());
+        for d in &options.include_dirs {
+            parts.push(d.to_string_lossy().as_bytes().to_vec());
         }
-        let key = cache::key(&[
-            translation.text.as_bytes(),
-            &prelude_bytes,
-            flags.join(" ").as_bytes(),
-            format!("sm_{}{} nvrtc {nv_major}.{nv_minor}", arch.0, arch.1).as_bytes(),
-        ]);
+        let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        let key = cache::key(&refs);
         if let Some(lib) = self
             .libraries
             .lock()
@@ -139,27 +125,12 @@ impl KernelBackend for CudaKernels {
         {
             return Ok(lib.clone());
         }
-        self.inner.bind()?;
-        let module = match cache::read("cuda", &key, "cubin").and_then(|c| load_module(&c).ok()) {
-            Some(m) => m,
-            None => {
-                let cubin =
-                    nvrtc::compile_cubin(&translation.text, options.file(), headers, arch, &flags)?;
-                let m = load_module(&cubin)?;
-                // A cache that cannot be written only costs a recompile next time.
-                let _ = cache::write("cuda", &key, "cubin", &cubin);
-                m
-            }
-        };
-        let lib = Arc::new(CudaLibrary {
-            inner: self.inner.clone(),
-            module: Arc::new(LoadedModule {
-                inner: self.inner.clone(),
-                module,
-            }),
-            reflection: translation.module,
-            functions: Mutex::new(HashMap::new()),
-        });
+        let lib: Arc<dyn CompiledLibrary> = Arc::new(LazyLibrary::new(
+            self.units.clone(),
+            ingot_msl::Target::Cuda,
+            source,
+            options,
+        )?);
         self.libraries
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -176,15 +147,6 @@ impl KernelBackend for CudaKernels {
     }
 }
 
-fn scalar_text(v: crate::dtype::Scalar) -> String {
-    match v {
-        crate::dtype::Scalar::Bool(b) => b.to_string(),
-        crate::dtype::Scalar::Int(i) => i.to_string(),
-        crate::dtype::Scalar::UInt(u) => u.to_string(),
-        crate::dtype::Scalar::Float(f) => format!("{f:?}"),
-    }
-}
-
 fn load_module(cubin: &[u8]) -> Result<sys::CUmodule> {
     // SAFETY: the image is a complete cubin produced by NVRTC (or a cache entry, which the
     // driver validates: a corrupt one fails here and is recompiled).
@@ -194,26 +156,96 @@ fn load_module(cubin: &[u8]) -> Result<sys::CUmodule> {
     )
 }
 
-impl CompiledLibrary for CudaLibrary {
-    fn module(&self) -> &ingot_msl::Module {
-        &self.reflection
-    }
-
-    fn function(&self, name: &str) -> Result<Arc<dyn CompiledFunction>> {
-        if let Some(f) = self
-            .functions
+impl UnitCompiler for CudaUnits {
+    fn compile_unit(
+        &self,
+        t: &ingot_msl::Translation,
+        options: &CompileOptions,
+        names: &[String],
+    ) -> Result<Vec<Arc<dyn CompiledFunction>>> {
+        let headers = ingot_msl::prelude_files(ingot_msl::Target::Cuda);
+        let arch = arch_of(&self.inner);
+        let (nv_major, nv_minor) = nvrtc::version()?;
+        let mut flags: Vec<String> = vec!["-default-device".to_string()];
+        match options.math_mode {
+            // IEEE results as NumPy computes them: no contraction of a*b+c into one rounding.
+            MathMode::Precise => flags.extend(["--fmad=false".to_string()]),
+            MathMode::Fast => flags.push("--use_fast_math".to_string()),
+        }
+        let mut prelude_bytes = Vec::new();
+        for (n, t) in headers {
+            prelude_bytes.extend_from_slice(n.as_bytes());
+            prelude_bytes.extend_from_slice(t.as_bytes());
+        }
+        let key = cache::key(&[
+            t.text.as_bytes(),
+            &prelude_bytes,
+            flags.join(" ").as_bytes(),
+            format!("sm_{}{} nvrtc {nv_major}.{nv_minor}", arch.0, arch.1).as_bytes(),
+        ]);
+        let cached = self
+            .modules
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-        {
-            return Ok(f.clone());
-        }
+            .get(&key)
+            .cloned();
+        let module = match cached {
+            Some(m) => m,
+            None => {
+                self.inner.bind()?;
+                let module = match cache::read("cuda", &key, "cubin")
+                    .and_then(|c| load_module(&c).ok())
+                {
+                    Some(m) => {
+                        stats::record_disk();
+                        m
+                    }
+                    None => {
+                        let cubin =
+                            nvrtc::compile_cubin(&t.text, options.file(), headers, arch, &flags)?;
+                        stats::record_compiled();
+                        let m = load_module(&cubin)?;
+                        // A cache that cannot be written only costs a recompile next time.
+                        let _ = cache::write("cuda", &key, "cubin", &cubin);
+                        m
+                    }
+                };
+                let m = Arc::new(LoadedModule {
+                    inner: self.inner.clone(),
+                    module,
+                });
+                self.modules
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, m.clone());
+                m
+            }
+        };
+        names
+            .iter()
+            .map(|name| {
+                let f: Arc<dyn CompiledFunction> = self.function(&module, t, name)?;
+                Ok(f)
+            })
+            .collect()
+    }
+}
+
+impl CudaUnits {
+    /// The entry point `name` of a loaded unit.
+    fn function(
+        &self,
+        module: &Arc<LoadedModule>,
+        t: &ingot_msl::Translation,
+        name: &str,
+    ) -> Result<Arc<CudaFunction>> {
         self.inner.bind()?;
-        let cname = CString::new(name)
+        let symbol = t.entries.get(name).map_or(name, String::as_str);
+        let cname = CString::new(symbol)
             .map_err(|_| Error::Value(format!("kernel name {name:?} contains a NUL byte")))?;
         // SAFETY: the module is loaded; the name is NUL-terminated.
         let func = check(
-            unsafe { result::module::get_function(self.module.module, cname) },
+            unsafe { result::module::get_function(module.module, cname) },
             &format!("cuModuleGetFunction({name})"),
         )?;
         let max_threads = unsafe {
@@ -225,27 +257,22 @@ impl CompiledLibrary for CudaLibrary {
         .unwrap_or(1024)
         .clamp(1, 1024) as u32;
         // 0 marks a slot whose size the reflection does not know (not checked).
-        let sizes = self.reflection.entry(name).map(|ep| {
+        let sizes = t.module.entry(name).map(|ep| {
             ep.abi
                 .iter()
                 .map(|&i| ep.params.get(i).and_then(|p| p.size).unwrap_or(0))
                 .collect::<Vec<u32>>()
         });
-        let me = Arc::new(CudaFunction {
+        Ok(Arc::new(CudaFunction {
             inner: self.inner.clone(),
-            _module: self.module.clone(),
+            _module: module.clone(),
             func,
             name: name.to_string(),
             max_threads,
             dynamic_smem_limit: AtomicU32::new(48 * 1024),
             raise_smem: Mutex::new(()),
             sizes,
-        });
-        self.functions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name.to_string(), me.clone());
-        Ok(me)
+        }))
     }
 }
 

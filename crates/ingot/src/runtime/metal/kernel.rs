@@ -13,7 +13,7 @@
 //! `INGOT_METAL_LANGUAGE_VERSION` (`"3.1"`, `"2.4"`...) names one. `#include "file"` is resolved
 //! against `include_dirs` by inlining the file (Metal's runtime compiler has no include path).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::ptr::NonNull;
@@ -36,8 +36,8 @@ use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::runtime::kernel::{
-    BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,
-    MathMode,
+    merged_constants, stats, translation_error, BoundArg, CompileOptions, CompiledEntry,
+    CompiledFunction, CompiledLibrary, Constants, KernelBackend, LaunchParams, MathMode,
 };
 use crate::runtime::memory::Buffer;
 use ingot_msl::{AddressSpace, ScalarKind};
@@ -45,6 +45,7 @@ use ingot_msl::{AddressSpace, ScalarKind};
 type MtlLibrary = Retained<ProtocolObject<dyn MTLLibrary>>;
 type MtlPipeline = Retained<ProtocolObject<dyn MTLComputePipelineState>>;
 type Pipelines = Arc<Mutex<HashMap<String, Arc<MetalFunction>>>>;
+type Libraries = Arc<Mutex<HashMap<String, MtlLibrary>>>;
 
 /// The largest `setBytes` Metal accepts; bigger bytes arguments go through a buffer.
 const MAX_SET_BYTES: usize = 4096;
@@ -56,7 +57,7 @@ const CONSTANT_OFFSET_ALIGN: usize = 256;
 pub struct MetalKernels {
     inner: Arc<MetalInner>,
     /// Compiled `MTLLibrary`s by source key (source, math mode, language version).
-    libraries: Mutex<HashMap<String, MtlLibrary>>,
+    libraries: Libraries,
     /// Pipelines by (source key, function name, function-constant values).
     pipelines: Pipelines,
 }
@@ -66,7 +67,7 @@ impl MetalKernels {
     pub fn new(inner: Arc<MetalInner>) -> MetalKernels {
         MetalKernels {
             inner,
-            libraries: Mutex::new(HashMap::new()),
+            libraries: Arc::new(Mutex::new(HashMap::new())),
             pipelines: Arc::new(Mutex::new(HashMap::new())),
         }
     }
@@ -89,17 +90,25 @@ impl MetalKernels {
     }
 }
 
-/// A compiled library: the `MTLLibrary`, the reflection with this call's function constants
-/// applied, and those constants.
+/// A library: the reflection with the library's function constants applied; the
+/// `MTLLibrary` is compiled when its first function is asked for, and each function (per
+/// function-constant values) becomes a pipeline then.
 pub struct MetalLibrary {
     inner: Arc<MetalInner>,
-    library: MtlLibrary,
+    /// The user's source (for reflections with other constants).
+    source: String,
+    /// The source with `include_dirs` headers inlined (what Metal compiles).
+    text: String,
+    options: CompileOptions,
     source_key: String,
-    constants: BTreeMap<String, Scalar>,
-    constants_key: String,
     reflection: ingot_msl::Module,
+    /// Reflections by function-constant values (other than the library's).
+    reflections: Mutex<HashMap<String, ingot_msl::Module>>,
     file: String,
+    libraries: Libraries,
     pipelines: Pipelines,
+    /// The pipeline keys this library built or found.
+    built: Mutex<HashSet<String>>,
 }
 
 /// Where one ABI slot binds.
@@ -129,22 +138,6 @@ impl MetalFunction {
     /// `threadExecutionWidth` of the pipeline (32 on Apple GPUs).
     pub fn thread_execution_width(&self) -> usize {
         self.pipeline.threadExecutionWidth()
-    }
-}
-
-fn scalar_literal(v: Scalar) -> String {
-    match v {
-        Scalar::Bool(b) => b.to_string(),
-        Scalar::Int(i) => i.to_string(),
-        Scalar::UInt(u) => u.to_string(),
-        Scalar::Float(f) => {
-            let s = format!("{f:?}");
-            if f.is_finite() && !s.contains(['.', 'e', 'E']) {
-                format!("{s}.0")
-            } else {
-                s
-            }
-        }
     }
 }
 
@@ -219,28 +212,19 @@ fn escape(s: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
-/// The reflection of `source` with `options`' function constants applied (the same analysis the
-/// CUDA and CPU backends use).
-fn reflect(source: &str, options: &CompileOptions) -> Result<ingot_msl::Module> {
+/// The reflection of `source` with `constants` applied (the same analysis the CUDA and CPU
+/// backends use).
+fn reflect(
+    source: &str,
+    options: &CompileOptions,
+    constants: &Constants,
+) -> Result<ingot_msl::Module> {
     let mut o = ingot_msl::Options::new(ingot_msl::Target::Cuda);
     o.file_name = options.file().to_string();
-    o.constants = options
-        .constants
-        .iter()
-        .map(|(k, v)| (k.clone(), scalar_literal(*v)))
-        .collect();
+    o.include_dirs = options.include_dirs.clone();
+    o.constants = merged_constants(&options.constants, constants);
     o.fast_math = options.math_mode == MathMode::Fast;
-    match ingot_msl::translate(source, &o) {
-        Ok(t) => Ok(t.module),
-        Err(e) => {
-            // A construct the CUDA translation cannot express may still be fine for Metal: plain
-            // reflection is enough when no function constant changes the parameters.
-            match ingot_msl::reflect_named(source, options.file()) {
-                Ok(m) if m.function_constants.is_empty() && options.constants.is_empty() => Ok(m),
-                _ => Err(Error::Compile(e.to_string())),
-            }
-        }
-    }
+    ingot_msl::reflect_with(source, &o).map_err(translation_error)
 }
 
 fn compile_error(file: &str, e: &objc2_foundation::NSError) -> Error {
@@ -256,74 +240,27 @@ impl KernelBackend for MetalKernels {
     }
 
     fn compile(&self, source: &str, options: &CompileOptions) -> Result<Arc<dyn CompiledLibrary>> {
-        let reflection = reflect(source, options)?;
+        let reflection = reflect(source, options, &Constants::new())?;
         let file = options.file().to_string();
         let text = inline_includes(source, &file, &options.include_dirs, &mut HashSet::new(), 0)?;
         let version = language_version();
-        let fast = options.math_mode == MathMode::Fast;
         let source_key = cache::key(&[
             text.as_bytes(),
             options.math_mode.name().as_bytes(),
             format!("{:?}", version.map(|v| v.0)).as_bytes(),
         ]);
-        let cached = self
-            .libraries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&source_key)
-            .cloned();
-        let library = match cached {
-            Some(l) => l,
-            None => {
-                let lib = autoreleasepool(|_| {
-                    let opts = MTLCompileOptions::new();
-                    #[allow(deprecated)]
-                    opts.setFastMathEnabled(fast);
-                    if opts.respondsToSelector(sel!(setMathMode:)) {
-                        opts.setMathMode(if fast {
-                            MTLMathMode::Fast
-                        } else {
-                            MTLMathMode::Safe
-                        });
-                    }
-                    if opts.respondsToSelector(sel!(setMathFloatingPointFunctions:)) {
-                        opts.setMathFloatingPointFunctions(if fast {
-                            MTLMathFloatingPointFunctions::Fast
-                        } else {
-                            MTLMathFloatingPointFunctions::Precise
-                        });
-                    }
-                    if let Some(v) = version {
-                        opts.setLanguageVersion(v);
-                    }
-                    let src = NSString::from_str(&text);
-                    self.inner
-                        .device()
-                        .newLibraryWithSource_options_error(&src, Some(&opts))
-                        .map_err(|e| compile_error(&file, &e))
-                })?;
-                self.libraries
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(source_key.clone(), lib.clone());
-                lib
-            }
-        };
-        let constants_key = options
-            .constants
-            .iter()
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect::<Vec<_>>()
-            .join(";");
         Ok(Arc::new(MetalLibrary {
             inner: self.inner.clone(),
-            library,
+            source: source.to_string(),
+            text,
+            options: options.clone(),
             source_key,
-            constants: options.constants.clone(),
-            constants_key,
             reflection,
+            reflections: Mutex::new(HashMap::new()),
             file,
+            libraries: self.libraries.clone(),
             pipelines: self.pipelines.clone(),
+            built: Mutex::new(HashSet::new()),
         }))
     }
 
@@ -393,10 +330,70 @@ fn constant_bytes(name: &str, v: Scalar, dtype: DType) -> Result<Vec<u8>> {
 }
 
 impl MetalLibrary {
-    fn make_function(&self, name: &str) -> Result<Retained<ProtocolObject<dyn MTLFunction>>> {
+    /// The `MTLLibrary`, compiled by Metal on first use (shared by every library object of the
+    /// same source).
+    fn library(&self) -> Result<MtlLibrary> {
+        let mut libs = self.libraries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = libs.get(&self.source_key) {
+            return Ok(l.clone());
+        }
+        let fast = self.options.math_mode == MathMode::Fast;
+        let lib = autoreleasepool(|_| {
+            let opts = MTLCompileOptions::new();
+            #[allow(deprecated)]
+            opts.setFastMathEnabled(fast);
+            if opts.respondsToSelector(sel!(setMathMode:)) {
+                opts.setMathMode(if fast {
+                    MTLMathMode::Fast
+                } else {
+                    MTLMathMode::Safe
+                });
+            }
+            if opts.respondsToSelector(sel!(setMathFloatingPointFunctions:)) {
+                opts.setMathFloatingPointFunctions(if fast {
+                    MTLMathFloatingPointFunctions::Fast
+                } else {
+                    MTLMathFloatingPointFunctions::Precise
+                });
+            }
+            if let Some(v) = language_version() {
+                opts.setLanguageVersion(v);
+            }
+            let src = NSString::from_str(&self.text);
+            self.inner
+                .device()
+                .newLibraryWithSource_options_error(&src, Some(&opts))
+                .map_err(|e| compile_error(&self.file, &e))
+        })?;
+        stats::record_compiled();
+        libs.insert(self.source_key.clone(), lib.clone());
+        Ok(lib)
+    }
+
+    /// The reflection with `constants` over the library's.
+    fn reflection_for(&self, constants: &Constants, key: &str) -> Result<ingot_msl::Module> {
+        if constants.is_empty() {
+            return Ok(self.reflection.clone());
+        }
+        let mut m = self.reflections.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = m.get(key) {
+            return Ok(r.clone());
+        }
+        let r = reflect(&self.source, &self.options, constants)?;
+        m.insert(key.to_string(), r.clone());
+        Ok(r)
+    }
+
+    fn make_function(
+        &self,
+        library: &MtlLibrary,
+        name: &str,
+        constants: &Constants,
+        reflection: &ingot_msl::Module,
+    ) -> Result<Retained<ProtocolObject<dyn MTLFunction>>> {
         let ns_name = NSString::from_str(name);
-        if self.reflection.function_constants.is_empty() {
-            return self.library.newFunctionWithName(&ns_name).ok_or_else(|| {
+        if reflection.function_constants.is_empty() {
+            return library.newFunctionWithName(&ns_name).ok_or_else(|| {
                 Error::Compile(format!(
                     "{}: the Metal library has no function named {name:?}",
                     self.file
@@ -404,14 +401,14 @@ impl MetalLibrary {
             });
         }
         let values = MTLFunctionConstantValues::new();
-        for (key, v) in &self.constants {
-            let Some(c) = self
-                .reflection
+        let merged = self.options.constants.iter().chain(constants.iter());
+        for (key, v) in merged {
+            let Some(c) = reflection
                 .function_constants
                 .iter()
                 .find(|c| c.name == *key || c.index.is_some_and(|i| i.to_string() == *key))
             else {
-                return Err(Error::Value(format!(
+                return Err(Error::KernelArgument(format!(
                     "{}: no function constant named `{key}`",
                     self.file
                 )));
@@ -432,28 +429,43 @@ impl MetalLibrary {
                 values.setConstantValue_type_withName(ptr, mtl_type, &NSString::from_str(&c.name))
             };
         }
-        self.library
+        library
             .newFunctionWithName_constantValues_error(&ns_name, &values)
-            .map_err(|e| compile_error(&self.file, &e))
-    }
-}
-
-impl CompiledLibrary for MetalLibrary {
-    fn module(&self) -> &ingot_msl::Module {
-        &self.reflection
+            .map_err(|e| compile_error(&format!("kernel `{name}`: {}", self.file), &e))
     }
 
-    fn function(&self, name: &str) -> Result<Arc<dyn CompiledFunction>> {
-        let key = format!("{}\0{name}\0{}", self.source_key, self.constants_key);
+    fn pipeline(
+        &self,
+        name: &str,
+        constants: &Constants,
+        constants_key: &str,
+        reflection: &ingot_msl::Module,
+    ) -> Result<Arc<MetalFunction>> {
+        let key = format!("{}\0{name}\0{constants_key}", self.source_key);
+        let f = self.find_or_build(&key, name, constants, reflection)?;
+        self.built
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key);
+        Ok(f)
+    }
+
+    fn find_or_build(
+        &self,
+        key: &str,
+        name: &str,
+        constants: &Constants,
+        reflection: &ingot_msl::Module,
+    ) -> Result<Arc<MetalFunction>> {
         if let Some(f) = self
             .pipelines
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
+            .get(key)
         {
             return Ok(f.clone());
         }
-        let entry = self.reflection.entry(name).ok_or_else(|| {
+        let entry = reflection.entry(name).ok_or_else(|| {
             Error::KernelArgument(format!("no kernel function named {name:?} in this library"))
         })?;
         let slots = entry
@@ -464,8 +476,9 @@ impl CompiledLibrary for MetalLibrary {
                 constant: p.address_space == Some(AddressSpace::Constant) && p.is_pointer,
             })
             .collect();
+        let library = self.library()?;
         let pipeline = autoreleasepool(|_| -> Result<MtlPipeline> {
-            let function = self.make_function(name)?;
+            let function = self.make_function(&library, name, constants, reflection)?;
             self.inner
                 .device()
                 .newComputePipelineStateWithFunction_error(&function)
@@ -481,7 +494,40 @@ impl CompiledLibrary for MetalLibrary {
         });
         let mut map = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
         // Another thread may have built the same pipeline meanwhile: keep the first.
-        Ok(map.entry(key).or_insert(f).clone())
+        Ok(map.entry(key.to_string()).or_insert(f).clone())
+    }
+}
+
+impl CompiledLibrary for MetalLibrary {
+    fn module(&self) -> &ingot_msl::Module {
+        &self.reflection
+    }
+
+    fn unit(&self, names: &[String], constants: &Constants) -> Result<Vec<CompiledEntry>> {
+        let constants_key = self
+            .options
+            .constants
+            .iter()
+            .chain(constants.iter())
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect::<Vec<_>>()
+            .join(";");
+        let reflection = self.reflection_for(constants, &constants_key)?;
+        names
+            .iter()
+            .map(|name| {
+                let function: Arc<dyn CompiledFunction> =
+                    self.pipeline(name, constants, &constants_key, &reflection)?;
+                let entry = reflection.entry(name).cloned().ok_or_else(|| {
+                    Error::KernelArgument(format!("no kernel function named {name:?}"))
+                })?;
+                Ok(CompiledEntry { entry, function })
+            })
+            .collect()
+    }
+
+    fn units(&self) -> usize {
+        self.built.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
 

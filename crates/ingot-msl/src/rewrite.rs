@@ -619,6 +619,17 @@ impl<'a> Rewriter<'a> {
         let in_attr = self.attr_mask();
         // Constants the code uses without a value: (name, index, first use).
         let mut missing: Vec<(String, Option<u32>, String, usize)> = Vec::new();
+        // Constants the kept code tests with is_function_constant_defined: without a value
+        // their uses are the undefined branch, so they get a placeholder, not an error.
+        let tested: HashSet<&str> = (0..self.toks.len())
+            .filter(|&i| {
+                self.repl[i].is_none()
+                    && self.is(i, "is_function_constant_defined")
+                    && self.is(i + 1, "(")
+                    && self.is(i + 3, ")")
+            })
+            .map(|i| self.txt(i + 2))
+            .collect();
         for c in &self.syn.function_constants {
             let text = match values.get(&c.name) {
                 Some(v) => format!(
@@ -627,6 +638,10 @@ impl<'a> Rewriter<'a> {
                     c.name,
                     v
                 ),
+                None if tested.contains(c.name.as_str()) => {
+                    let ty = self.rewrite_text(&c.ty.replace("const ", ""));
+                    format!("INGOT_PROGRAM_CONSTANT {ty} {} = {ty}();", c.name)
+                }
                 None => {
                     // Used anywhere but in its declaration, a gate or is_function_constant_defined?
                     for (i, &attr) in in_attr.iter().enumerate() {

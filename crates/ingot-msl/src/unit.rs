@@ -27,10 +27,10 @@ pub(crate) fn select(module: &Module, names: &[String], file: &str) -> Result<Ha
                 1,
                 format!(
                     "no kernel function named `{n}` in this file; available: {}",
-                    if all.is_empty() {
-                        "none".to_string()
-                    } else {
-                        all.join(", ")
+                    match all.len() {
+                        0 => "none".to_string(),
+                        n if n > 24 => format!("{}, ... ({n} in all)", all[..24].join(", ")),
+                        _ => all.join(", "),
                     }
                 ),
             ));
@@ -211,6 +211,21 @@ kernel void uses_wide(device float* o [[buffer(0)]], uint i [[thread_position_in
         o.constants.insert("wide".into(), "true".into());
         let t = translate(FC, &o).unwrap();
         assert!(t.text.contains("true ? 1.0f"), "{}", t.text);
+    }
+
+    #[test]
+    fn a_constant_tested_for_definition_needs_no_value() {
+        let src = "constant int k [[function_constant(1)]];\n\
+                   kernel void p(device int* o [[buffer(0)]]) { o[0] = is_function_constant_defined(k) ? k : -1; }\n";
+        let mut o = Options::new(Target::Cpu);
+        o.entries = Some(vec!["p".into()]);
+        let t = translate(src, &o).unwrap();
+        assert!(t.text.contains("int k = int();"), "{}", t.text);
+        assert!(t.text.contains("false ? k : -1"), "{}", t.text);
+        o.constants.insert("k".into(), "4".into());
+        let t = translate(src, &o).unwrap();
+        assert!(t.text.contains("int k = 4;"), "{}", t.text);
+        assert!(t.text.contains("true ? k : -1"), "{}", t.text);
     }
 
     #[test]

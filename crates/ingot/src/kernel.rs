@@ -219,8 +219,16 @@ impl Library {
 }
 
 fn list_or_none(names: &[String]) -> String {
+    // A library of hundreds of kernels would bury the message: name the first ones.
+    const SHOWN: usize = 24;
     if names.is_empty() {
         "none (the source defines no kernel)".to_string()
+    } else if names.len() > SHOWN {
+        format!(
+            "{}, ... ({} in all)",
+            names[..SHOWN].join(", "),
+            names.len()
+        )
     } else {
         names.join(", ")
     }

@@ -224,7 +224,17 @@ fn reflect(
     o.include_dirs = options.include_dirs.clone();
     o.constants = merged_constants(&options.constants, constants);
     o.fast_math = options.math_mode == MathMode::Fast;
-    ingot_msl::reflect_with(source, &o).map_err(translation_error)
+    ingot_msl::reflect_with(source, &o)
+        .or_else(|e| {
+            // A construct the CUDA target rejects may still be fine for Metal: plain
+            // reflection is enough when no function constant changes the parameters.
+            if options.constants.is_empty() && constants.is_empty() {
+                ingot_msl::reflect_named(source, options.file()).map_err(|_| e)
+            } else {
+                Err(e)
+            }
+        })
+        .map_err(translation_error)
 }
 
 fn compile_error(file: &str, e: &objc2_foundation::NSError) -> Error {

@@ -78,6 +78,8 @@ from ._sets import isin, unique_all, unique_counts, unique_inverse, unique_value
 from ._sorting import argsort, searchsorted, sort
 from ._kernels import Kernel, KernelParameter, Library, compile, load
 from . import linalg, random
+from ._fuse import ElementwiseKernel, ReductionKernel, elementwise_kernel, fuse, reduction_kernel
+from . import nn
 
 __array_api_version__ = "2023.12"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
-from . import _ingot
+from . import _fuse, _ingot
 from ._dtypes import as_dtype
 from ._ingot import Array
 
@@ -25,6 +25,8 @@ def _check_array(x: Any, name: str) -> Array:
 
 def _unary(name: str, doc: str) -> Callable[[Array], Array]:
     def f(x: Array, /) -> Array:
+        if type(x) is not Array and _fuse.is_traced(x):
+            return _fuse.traced_unary(name, x)
         return _ingot.unary(name, _check_array(x, name))
 
     f.__name__ = f.__qualname__ = name
@@ -34,6 +36,8 @@ def _unary(name: str, doc: str) -> Callable[[Array], Array]:
 
 def _binary(name: str, doc: str) -> Callable[[Operand, Operand], Array]:
     def f(x1: Operand, x2: Operand, /) -> Array:
+        if (type(x1) is not Array or type(x2) is not Array) and _fuse.is_traced(x1, x2):
+            return _fuse.traced_binary(name, x1, x2)
         return _ingot.binary(name, x1, x2)
 
     f.__name__ = f.__qualname__ = name
@@ -82,6 +86,8 @@ def round(x: Array, /, decimals: int = 0) -> Array:
     """Round half to even, as NumPy (``decimals`` must be 0)."""
     if decimals != 0:
         raise NotImplementedError("round: only decimals=0 is supported")
+    if type(x) is not Array and _fuse.is_traced(x):
+        return _fuse.traced_unary("round", x)
     return _ingot.unary("round", _check_array(x, "round"))
 
 
@@ -128,6 +134,8 @@ mod = remainder
 
 def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
     """``x1`` where ``condition`` is true, else ``x2`` (broadcast together; promoted dtype)."""
+    if type(condition) is not Array and _fuse.is_traced(condition, x1, x2):
+        return _fuse.traced_where(condition, x1, x2)
     return _ingot.where_(_check_array(condition, "where"), x1, x2)
 
 
@@ -140,6 +148,8 @@ def clip(x: Array, /, min: Optional[Operand] = None, max: Optional[Operand] = No
 
 
 def _reduce(name: str, x: Array, axis: Axis, keepdims: builtins.bool, correction: float = 0.0) -> Array:
+    if type(x) is not Array and _fuse.is_traced(x):
+        return x._reduce(name, axis, builtins.bool(keepdims), float(correction))  # type: ignore[attr-defined]
     return _ingot.reduce(name, _check_array(x, name), axis, builtins.bool(keepdims), float(correction))
 
 
@@ -380,6 +390,8 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: Optional[builtins.bool] 
 def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Array:
     """``x`` converted to ``dtype`` with NumPy's conversion results (a copy unless ``copy=False``
     and nothing changes)."""
+    if type(x) is not Array and _fuse.is_traced(x):
+        return x.astype(dtype, copy=copy, device=device)  # type: ignore[attr-defined]
     _check_array(x, "astype")
     if device is not None:
         x = x.to_device(device)

@@ -20,11 +20,22 @@ struct ingot_ids {
 /* Fills `t` for the calling thread; false when the thread is outside an exact grid. */
 static __device__ __forceinline__ bool ingot_ids_init(const ingot::launch& L, ingot_ids& t) {
   const unsigned int local = threadIdx.x;
-  const unsigned int bx = L.block[0] ? L.block[0] : 1u, by = L.block[1] ? L.block[1] : 1u;
-  const unsigned int rx = L.region[0] ? L.region[0] : 1u, ry = L.region[1] ? L.region[1] : 1u;
   const unsigned int b = blockIdx.x;
-  const unsigned int l[3] = {local % bx, (local / bx) % by, local / (bx * by)};
-  const unsigned int g[3] = {b % rx + L.origin[0], (b / rx) % ry + L.origin[1], b / (rx * ry) + L.origin[2]};
+  unsigned int l[3], g[3];
+  /* 1-D threadgroups and regions (every metalcompute-style launch) need no division: a
+     one-element-per-thread kernel is bound by these few instructions per thread. */
+  if (L.block[1] <= 1u && L.block[2] <= 1u) {
+    l[0] = local; l[1] = 0u; l[2] = 0u;
+  } else {
+    const unsigned int bx = L.block[0] ? L.block[0] : 1u, by = L.block[1] ? L.block[1] : 1u;
+    l[0] = local % bx; l[1] = (local / bx) % by; l[2] = local / (bx * by);
+  }
+  if (L.region[1] <= 1u && L.region[2] <= 1u) {
+    g[0] = b + L.origin[0]; g[1] = L.origin[1]; g[2] = L.origin[2];
+  } else {
+    const unsigned int rx = L.region[0] ? L.region[0] : 1u, ry = L.region[1] ? L.region[1] : 1u;
+    g[0] = b % rx + L.origin[0]; g[1] = (b / rx) % ry + L.origin[1]; g[2] = b / (rx * ry) + L.origin[2];
+  }
   for (int c = 0; c < 3; ++c) {
     t.thread_position_in_threadgroup[c] = l[c];
     t.threadgroup_position_in_grid[c] = g[c];

@@ -750,9 +750,21 @@ fn compile(
     })
 }
 
+/// The built-in library's shared definitions and elementwise functors for `device`: the prelude
+/// of the kernels `ingot.fuse` generates (python/ingot/_fuse.py).
+#[pyfunction]
+#[pyo3(signature = (device = None))]
+fn _functor_source(device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    guard(|| {
+        let device = device_from_py(device)?;
+        ingot::ops::gpu::functor_source(device).py_err()
+    })
+}
+
 /// Adds `compile`, `Library`, `Kernel` and `KernelParameter` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(_functor_source, m)?)?;
     m.add_class::<PyLibrary>()?;
     m.add_class::<PyKernel>()?;
     m.add_class::<PyKernelParameter>()?;

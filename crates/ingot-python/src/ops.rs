@@ -362,6 +362,43 @@ fn scalar_dtype<'py>(
     crate::dtype::py_dtype(py, r)
 }
 
+/// `(computation dtype, result dtype)` of the elementwise op `name` (`kind` is `"unary"` or
+/// `"binary"`) for inputs of `a` (and `b`): the dtypes the built-in op converts its inputs to and
+/// returns, which `ingot.fuse` reproduces in generated kernels.
+#[pyfunction]
+#[pyo3(signature = (kind, name, a, b = None))]
+fn _op_dtypes<'py>(
+    py: Python<'py>,
+    kind: &str,
+    name: &str,
+    a: &Bound<'py, PyAny>,
+    b: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(
+    Bound<'py, crate::dtype::PyDType>,
+    Bound<'py, crate::dtype::PyDType>,
+)> {
+    let a = dtype_from_py(a)?;
+    let (c, r) = match (kind, b) {
+        ("unary", None) => UnaryOp::from_name(name)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown unary op {name:?}")))?
+            .dtypes(a)
+            .py_err()?,
+        ("binary", Some(b)) => BinaryOp::from_name(name)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown binary op {name:?}")))?
+            .dtypes(a, dtype_from_py(b)?)
+            .py_err()?,
+        _ => {
+            return Err(PyValueError::new_err(
+                "kind must be \"unary\" (one dtype) or \"binary\" (two dtypes)",
+            ))
+        }
+    };
+    Ok((
+        crate::dtype::py_dtype(py, c)?,
+        crate::dtype::py_dtype(py, r)?,
+    ))
+}
+
 /// Adds the operation functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unary, m)?)?;
@@ -374,5 +411,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cumulative, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(scalar_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(_op_dtypes, m)?)?;
     Ok(())
 }

@@ -136,6 +136,38 @@ template <class T, int MAX> struct red_arg {
 template <class T> struct red_argmax : red_arg<T, 1> {};
 template <class T> struct red_argmin : red_arg<T, 0> {};
 
+// Variance and standard deviation in one pass: Welford's update per element, Chan's formula to
+// combine partial results (count, mean, sum of squared deviations), accumulated in the float
+// compute type (float for half/bfloat). CORR is the correction (0 or 1; other corrections are
+// composed from sums on the host side), SQRT selects the standard deviation.
+template <class C> struct MomAcc { ulong n; C mean; C m2; };
+template <class T, int CORR, int SQRT> struct red_moments {
+  typedef typename Tr<T>::C C;
+  typedef MomAcc<C> A;
+  static A id() { A a; a.n = 0; a.mean = C(0); a.m2 = C(0); return a; }
+  static A load(T x, ulong) { A a; a.n = 1; a.mean = C(x); a.m2 = C(0); return a; }
+  static A comb(A a, A b) {
+    if (b.n == 0) return a;
+    if (a.n == 0) return b;
+    A r;
+    r.n = a.n + b.n;
+    C d = b.mean - a.mean;
+    C f = C(b.n) / C(r.n);
+    r.mean = a.mean + d * f;
+    r.m2 = a.m2 + b.m2 + d * d * C(a.n) * f;
+    return r;
+  }
+  template <class O> static O out(A a) {
+    C den = C(a.n) > C(CORR) ? C(a.n) - C(CORR) : C(0);
+    C v = a.m2 / den;
+    return cvt<O>(SQRT ? C(sqrt(v)) : v);
+  }
+};
+template <class T> struct red_var_c0 : red_moments<T, 0, 0> {};
+template <class T> struct red_var_c1 : red_moments<T, 1, 0> {};
+template <class T> struct red_std_c0 : red_moments<T, 0, 1> {};
+template <class T> struct red_std_c1 : red_moments<T, 1, 1> {};
+
 // Tree combine of one value per thread in threadgroup memory; thread 0 gets the result.
 template <class Op>
 inline typename Op::A group_combine(typename Op::A acc, threadgroup typename Op::A* sh, uint lid, uint nl) {

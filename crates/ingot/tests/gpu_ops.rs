@@ -698,6 +698,10 @@ fn reduce_ops() -> Vec<ReduceOp> {
         ReduceOp::Mean,
         ReduceOp::Var { correction: 0.0 },
         ReduceOp::Std { correction: 1.0 },
+        // One pass (red_moments) for corrections 0 and 1, composed from sums otherwise.
+        ReduceOp::Var { correction: 1.0 },
+        ReduceOp::Std { correction: 0.0 },
+        ReduceOp::Var { correction: 2.0 },
     ]
 }
 

@@ -213,6 +213,31 @@ fn kernel_named(
     })
 }
 
+/// The shared definitions of the built-in library, its elementwise functors (`op_<name>` of
+/// `unary.metal`, `bop_<name>` of `binary.metal`, the `cvt` conversions of `common.metal`) and
+/// its reduction accumulators (`red_<name>` and `group_combine` of `reduce.metal`),
+/// with the defines `device` needs: the prelude of generated kernels (`ingot.fuse`), so that a
+/// fused expression computes each op exactly as the built-in op does.
+pub fn functor_source(device: Device) -> Result<String> {
+    let mut src = String::new();
+    if !has_f64(device) {
+        src.push_str("#define INGOT_NO_F64 1\n");
+    }
+    if crate::kernel::backend(device)?.native_msl() {
+        src.push_str("#define INGOT_NATIVE_METAL 1\n");
+    }
+    for part in [
+        COMMON,
+        Module::Unary.source(),
+        Module::Binary.source(),
+        Module::Reduce.source(),
+    ] {
+        src.push_str(part);
+        src.push('\n');
+    }
+    Ok(src)
+}
+
 fn poisoned<T>(_: T) -> Error {
     Error::Device("kernel cache lock poisoned by a panic".into())
 }

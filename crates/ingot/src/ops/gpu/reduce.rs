@@ -6,7 +6,9 @@
 //! whole-array reductions run in two passes (grid-wide partials, then one group), long
 //! contiguous rows take one threadgroup per row, columns (reducing an outer axis of a contiguous
 //! array) take 32 columns per group, short or scattered rows one thread per row.
-//! Mean, variance and standard deviation are composed from sums and elementwise ops.
+//! Variance and standard deviation of float arrays with correction 0 or 1 are one pass of the
+//! same kernels (`red_moments`: Welford per element, Chan's combine); the mean and the other
+//! variances are composed from sums and elementwise ops.
 
 use super::copy::copy_cast;
 use super::elementwise::{binary, unary};
@@ -46,6 +48,10 @@ fn basic_result(name: &str, t: DType) -> DType {
 fn scan_tile(size: usize) -> usize {
     256 * if size <= 4 { 16 } else { 8 }
 }
+
+/// Bytes per partial result of a two-pass reduction: the largest accumulator (`MomAcc<double>`,
+/// 24 bytes) rounded up.
+const ACC_BYTES: usize = 32;
 
 const TEMPLATES: [&str; 3] = ["reduce_rows", "reduce_lines", "reduce_cols"];
 
@@ -163,7 +169,9 @@ pub fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()
             let mean = mean_of(x, axes, w, n)?;
             copy_cast(&mean, out)
         }
-        ReduceOp::Var { correction } | ReduceOp::Std { correction } => {
+        ReduceOp::Var { correction } | ReduceOp::Std { correction }
+            if one_pass_name(op, x.dtype(), out.dtype()).is_none() =>
+        {
             let w = work_dtype(out.dtype());
             let n = axes.iter().map(|&a| x.shape()[a]).product::<usize>();
             let xw = if x.dtype() == w {
@@ -193,7 +201,26 @@ pub fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Result<()
             };
             copy_cast(&res, out)
         }
+        ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
+            let name = one_pass_name(op, x.dtype(), out.dtype()).unwrap_or("var_c0");
+            basic(name, x, axes, out)
+        }
         other => basic(other.name(), x, axes, out),
+    }
+}
+
+/// The one-pass moments kernel of a variance or standard deviation (`red_var_c0`, ... in
+/// `reduce.metal`): float input and output of one dtype, correction 0 or 1.
+fn one_pass_name(op: ReduceOp, t: DType, o: DType) -> Option<&'static str> {
+    if t != o || !t.is_float() {
+        return None;
+    }
+    match op {
+        ReduceOp::Var { correction } if correction == 0.0 => Some("var_c0"),
+        ReduceOp::Var { correction } if correction == 1.0 => Some("var_c1"),
+        ReduceOp::Std { correction } if correction == 0.0 => Some("std_c0"),
+        ReduceOp::Std { correction } if correction == 1.0 => Some("std_c1"),
+        _ => None,
     }
 }
 
@@ -262,7 +289,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
     if m == 1 && k > 8192 {
         let vec = kst == 1 && aligned(x);
         let groups = groups_for(device, k as u64, 16);
-        let partial = Array::empty(&[groups as usize * 16], DType::UInt8, device)?;
+        let partial = Array::empty(&[groups as usize * ACC_BYTES], DType::UInt8, device)?;
         let g = rgeom(1, k, kst, xo.off, vec, groups as usize, &[], &[]);
         let arg = name == "argmax" || name == "argmin";
         let k1 = get(
@@ -311,7 +338,7 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
         let want = max_groups(device) as usize * 2;
         let slices = (want / col_groups).clamp(1, (k / 64).max(1));
         if slices > 1 {
-            let partial = Array::empty(&[slices * m * 16], DType::UInt8, device)?;
+            let partial = Array::empty(&[slices * m * ACC_BYTES], DType::UInt8, device)?;
             let g = rgeom(m, k, kst, xo.off, vec, slices, &oshape, &ost);
             let k1 = get("reduce_cols_part", &[t])?;
             let args = [

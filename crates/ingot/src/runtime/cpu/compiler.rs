@@ -149,6 +149,11 @@ pub fn flags(math: MathMode) -> Vec<String> {
         "-shared",
         "-fvisibility=hidden",
         "-fno-math-errno",
+        // Floating-point exception flags are never read: without this, GCC keeps every float
+        // comparison and conversion in a loop as a branch (they could raise a flag), so a loop
+        // with a select or a range check (fused kernels, clamps) does not vectorise. Values are
+        // unchanged (clang's default).
+        "-fno-trapping-math",
         "-w",
     ]
     .iter()

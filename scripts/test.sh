@@ -10,5 +10,7 @@ python3 -m venv .venv
 # scikit-learn 1.9.1, SciPy 1.17.1, array-api-compat 1.16.0, array-api-extra 0.11.5).
 .venv/bin/python -m pip install -q "scikit-learn>=1.8,<1.10" "scipy>=1.16,<1.18" \
     "array-api-compat>=1.14,<1.17" "array-api-extra>=0.10,<0.12"
+# Dask with ingot chunks (tests/test_dask.py; tested with dask and distributed 2025.12.0).
+.venv/bin/python -m pip install -q "dask[array,distributed]>=2024.8,<2026.2"
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
 .venv/bin/python -m pytest -q tests "$@"

@@ -30,6 +30,7 @@ from ._ingot import (
     default_device,
     devices,
     synchronize,
+    set_default_device,
 )
 from ._dtypes import (
     bfloat16,

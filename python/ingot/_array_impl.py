@@ -129,9 +129,14 @@ def array_namespace(x: "_ingot.Array", api_version: Optional[str] = None) -> Any
 def _rebuild(data: np.ndarray, dtype: str, device: str) -> "_ingot.Array":
     import ingot
 
-    return ingot.asarray(data, dtype=dtype, device=device, copy=True)
+    # The array lands on the unpickling thread's default device when that is of the array's
+    # kind (a Dask worker pinned to cuda:1 receives a chunk from cuda:0), else on its own device.
+    current = ingot.default_device()
+    target = current if current.kind == device.split(":")[0] else device
+    return ingot.asarray(data, dtype=dtype, device=target, copy=True)
 
 
 def array_reduce(x: "_ingot.Array") -> tuple:
-    """Pickle support: the data travels as a NumPy array."""
+    """Pickle support: the data travels as a NumPy array, and comes back to a device of the same
+    kind (the default device of the unpickling thread when it is of that kind)."""
     return (_rebuild, (np.array(host_numpy(x)), x.dtype.name, str(x.device)))

@@ -451,4 +451,35 @@ impl PyArray {
         let empty = PyTuple::empty(slf.py());
         delegate(slf, "ingot._array_impl", "array_reduce", &empty, None)
     }
+    /// NumPy's function protocol (NEP 18): `numpy.sum(x)`, `numpy.concatenate([x, y])`... on
+    /// ingot arrays run on their device and return ingot arrays (what Dask calls on chunks).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __array_function__<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot._numpy_protocol", "array_function", args, kwargs)
+    }
+    /// NumPy's ufunc protocol (NEP 13): `numpy.exp(x)`, `numpy.add(x, 1)`, `numpy.add.reduce`...
+    /// on ingot arrays run on their device and return ingot arrays.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __array_ufunc__<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        delegate(slf, "ingot._numpy_protocol", "array_ufunc", args, kwargs)
+    }
+    /// Above NumPy's (0) and Dask's (11): libraries that pick the implementation of the operand
+    /// with the highest priority (Dask's tensordot of two chunks) pick ingot's.
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        100.0
+    }
+    /// The elements as a 1-d array in row-major order (a view when the strides allow).
+    fn ravel(&self, py: Python<'_>) -> PyResult<PyArray> {
+        let a = self.inner.clone();
+        Ok(detached(py, move || a.reshape(&[-1]))?.into())
+    }
 }

@@ -147,7 +147,8 @@ fn devices() -> Vec<PyDevice> {
 }
 
 /// The default device: the calling thread's current device (`with ingot.Device(...)`) when
-/// set, else `INGOT_DEVICE` when set, else the best available.
+/// set, else the process's (`set_default_device`) when set, else `INGOT_DEVICE` when set, else
+/// the best available.
 #[pyfunction]
 fn default_device() -> PyResult<PyDevice> {
     Ok(PyDevice {
@@ -155,10 +156,23 @@ fn default_device() -> PyResult<PyDevice> {
     })
 }
 
-/// Adds `Device`, `devices` and `default_device` to the module.
+/// Sets (or, with `None`, clears) the default device of every thread of this process that is
+/// not inside a `with ingot.Device(...)` block. One Dask worker per GPU calls it once.
+#[pyfunction]
+#[pyo3(signature = (device, /))]
+fn set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let d = match device {
+        Some(o) if !o.is_none() => Some(device_from_py(Some(o))?),
+        _ => None,
+    };
+    ingot::runtime::set_process_device(d).py_err()
+}
+
+/// Adds `Device`, `devices`, `default_device` and `set_default_device` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDevice>()?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(default_device, m)?)?;
+    m.add_function(wrap_pyfunction!(set_default_device, m)?)?;
     Ok(())
 }

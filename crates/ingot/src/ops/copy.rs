@@ -75,10 +75,27 @@ impl Array {
         copy_into(&s, self)
     }
 
-    /// A copy on another device.
+    /// A copy on another device: device to device where the source runtime has a path to the
+    /// destination ([`Runtime::copy_to_peer`](crate::runtime::Runtime::copy_to_peer), peer to
+    /// peer between two CUDA GPUs), through the host otherwise.
     pub fn to_device(&self, device: Device) -> Result<Array> {
         if device == self.device() {
             return Ok(self.clone());
+        }
+        if device != Device::Cpu && self.device() != Device::Cpu {
+            let c = self.contiguous()?;
+            let out = Array::empty(self.shape(), self.dtype(), device)?;
+            let size = self.dtype().size();
+            let copied = c.device().runtime()?.copy_to_peer(
+                c.buffer(),
+                c.layout().offset() * size,
+                out.buffer(),
+                out.layout().offset() * size,
+                c.nbytes(),
+            )?;
+            if copied {
+                return Ok(out);
+            }
         }
         let bytes = self.to_bytes()?;
         Array::from_bytes(&bytes, self.shape(), self.dtype(), device)

@@ -55,6 +55,24 @@ pub trait Runtime: Send + Sync {
         nbytes: usize,
     ) -> Result<()>;
 
+    /// Copies `nbytes` of `src` (a buffer of this device) from `src_offset` into `dst`, a buffer of
+    /// another device, at `dst_offset`, without going through [`Array`](crate::Array) host
+    /// copies: device to device (peer to peer where the hardware allows). Stream-ordered after
+    /// the work queued on both devices, and before the work queued on `dst`'s device afterwards.
+    /// `Ok(false)` when this runtime has no direct path to `dst`'s device: the caller then copies
+    /// through the host.
+    fn copy_to_peer(
+        &self,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        nbytes: usize,
+    ) -> Result<bool> {
+        let _ = (src, src_offset, dst, dst_offset, nbytes);
+        Ok(false)
+    }
+
     /// Waits until all queued work has finished; reports the first device error since the last call.
     fn synchronize(&self) -> Result<()>;
 

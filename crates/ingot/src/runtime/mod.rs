@@ -42,6 +42,6 @@ pub use kernel::{
 pub use memory::{Buffer, DeviceMemory, MemoryInfo};
 pub use registry::{
     available_gpus, check_dtype, default_device, devices, get, pop_current_device,
-    push_current_device,
+    push_current_device, set_process_device,
 };
 pub use solver::{Matrices, Solver, SolverJob, SvdDriver, Vectors};

@@ -103,10 +103,29 @@ pub fn pop_current_device() -> Option<Device> {
     CURRENT.with(|c| c.borrow_mut().pop())
 }
 
-/// The default device: this thread's current device when one was pushed, else `INGOT_DEVICE`
-/// when set, else the best available (metal, cuda, cpu).
+/// The process-wide default device set by [`set_process_device`].
+static PROCESS_DEVICE: Mutex<Option<Device>> = Mutex::new(None);
+
+/// Makes `device` the default device of every thread of the process that has no current device
+/// of its own ([`push_current_device`]); `None` clears it. A worker process pinned to one GPU
+/// (one Dask worker per GPU) sets it once, so the threads that run its tasks all use that GPU.
+/// Fails when the device is not available.
+pub fn set_process_device(device: Option<Device>) -> Result<()> {
+    if let Some(d) = device {
+        get(d)?;
+    }
+    *PROCESS_DEVICE.lock().unwrap_or_else(|p| p.into_inner()) = device;
+    Ok(())
+}
+
+/// The default device: this thread's current device when one was pushed, else the process
+/// device ([`set_process_device`]) when set, else `INGOT_DEVICE` when set, else the best
+/// available (metal, cuda, cpu).
 pub fn default_device() -> Result<Device> {
     if let Some(d) = CURRENT.with(|c| c.borrow().last().copied()) {
+        return Ok(d);
+    }
+    if let Some(d) = *PROCESS_DEVICE.lock().unwrap_or_else(|p| p.into_inner()) {
         return Ok(d);
     }
     if let Ok(name) = std::env::var("INGOT_DEVICE") {

@@ -134,6 +134,11 @@ impl CudaInner {
         )
     }
 
+    /// The device's primary context.
+    pub fn context(&self) -> sys::CUcontext {
+        self.ctx
+    }
+
     /// The device's stream (all ingot work on the device is queued on it).
     pub fn stream(&self) -> sys::CUstream {
         self.stream

@@ -3,7 +3,7 @@
 //!
 //! `context.rs` holds the device's context, stream and pool; `memory.rs` its buffers;
 //! `kernel.rs` the kernel engine (NVRTC); `blas.rs` matrix products (cuBLAS); `solver.rs` dense
-//! factorizations (cuSOLVER).
+//! factorizations (cuSOLVER); `peer.rs` copies between two CUDA devices.
 
 pub mod blas;
 pub mod context;
@@ -11,11 +11,13 @@ mod driver;
 pub mod kernel;
 pub mod memory;
 pub mod nvrtc;
+pub mod peer;
 pub mod solver;
 
 pub use context::{CudaInner, CudaProperties};
 pub use driver::{device_count, driver_present};
 pub use memory::CudaMemory;
+pub use peer::can_access_peer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -193,6 +195,17 @@ impl Runtime for CudaRuntime {
                 "cuMemcpyDtoDAsync",
             )
         }
+    }
+
+    fn copy_to_peer(
+        &self,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        nbytes: usize,
+    ) -> Result<bool> {
+        peer::copy_to_peer(&self.inner, src, src_offset, dst, dst_offset, nbytes)
     }
 
     fn synchronize(&self) -> Result<()> {

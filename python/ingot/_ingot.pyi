@@ -16,6 +16,7 @@ __all__ = [
     "DeviceUnavailableError",
     "IngotError",
     "KernelArgumentError",
+    "KernelFaultError",
     "UnsupportedError",
     "__version__",
     "arange",
@@ -98,6 +99,7 @@ class KernelArgumentError(IngotError, TypeError, ValueError): ...
 class DeviceMismatchError(IngotError, ValueError): ...
 class UnsupportedError(IngotError, NotImplementedError): ...
 class LinAlgError(IngotError, ValueError): ...
+class KernelFaultError(DeviceError): ...
 
 @final
 class DType:
@@ -444,4 +446,5 @@ def compile(
     math_mode: str = "precise",
     include_dirs: Optional[Union[str, Sequence[str]]] = None,
     file_name: Optional[str] = None,
+    checked: Optional[builtins.bool] = None,
 ) -> Library: ...

@@ -31,12 +31,14 @@
 //! (scopes, functions, instantiations) -> [`mod@reflect`] -> `rewrite` (token replacements that keep
 //! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
+mod checked;
 pub mod error;
 pub mod lexer;
 pub mod prelude;
 pub mod preprocess;
 pub mod reflect;
 pub mod rewrite;
+pub mod sandbox;
 pub mod syntax;
 pub mod target;
 pub mod types;

@@ -25,6 +25,10 @@ from conftest import DEVICE
 CPU = ingot.Device("cpu")
 
 
+def host(a):
+    return np.asarray(a.to_device(CPU))
+
+
 def kernel_source(tag: str) -> str:
     return textwrap.dedent(
         f"""
@@ -182,7 +186,7 @@ def test_eight_threads_launch_kernels_and_ops_concurrently():
             x = ingot.asarray(xh, device=DEVICE)
             y = ingot.asarray(np.full(n, np.nan, dtype=np.float32), device=DEVICE)
             k(x, y, a, grid=(n,))
-            got = np.asarray(ingot.asarray(y, device=CPU))
+            got = host(y)
             np.testing.assert_allclose(got, a * xh.astype(np.float64) + 1.0, rtol=1e-5, atol=1e-5)
             s = float(ingot.sum(ingot.asarray(xh.astype(np.float64), device=DEVICE) * 2.0))
             assert s == pytest.approx(2.0 * float(np.sum(xh.astype(np.float64))), rel=1e-9, abs=1e-9)

@@ -3,6 +3,9 @@
 //! prelude) and the CUDA translations parse under the stub header `prelude/tests/cuda_shim.h`
 //! (NVRTC is the real check, on the GPU machine). The runtime behaviour is tested from Python
 //! (tests/test_faults.py).
+//!
+//! `INGOT_MSL_EMIT_CUDA_CHECKED=DIR cargo test -p ingot-msl --test checked_corpus` also writes the
+//! checked CUDA translations and the CUDA prelude to DIR for `tests/nvrtc_check.py DIR`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -143,6 +146,13 @@ fn checked_cpu_translations_compile() {
 
 #[test]
 fn checked_cuda_translations_parse_under_the_stub_header() {
+    if let Ok(dir) = std::env::var("INGOT_MSL_EMIT_CUDA_CHECKED") {
+        let dir = PathBuf::from(dir);
+        write_prelude(&dir.join("include"), Target::Cuda);
+        for (name, text) in translations(Target::Cuda) {
+            std::fs::write(dir.join(format!("{name}.cu")), text).unwrap();
+        }
+    }
     let shim = crate_dir().join("prelude/tests/cuda_shim.h");
     check_all(
         Target::Cuda,

@@ -738,17 +738,20 @@ enum Outcome {
 
 impl CpuFunction {
     /// Runs every group: pieces of the group range taken from a shared counter by up to one
-    /// worker per core. A piece starts at ~4096 threads and doubles while it takes under 1 ms
-    /// (halves above 20 ms), so that an interrupt or a fault stops the launch between
-    /// threadgroups within milliseconds without costing small launches anything.
+    /// worker per core. A piece starts at one group and doubles while it takes under 1 ms (up to
+    /// a quarter of a worker's share; halves above 20 ms), so that an interrupt or a fault stops
+    /// the launch between threadgroups without costing small launches anything.
     fn run(&self, launch: &LaunchParams, ptrs: &Ptrs, total: u32) -> Outcome {
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
         let threads_in_group = launch.tg.iter().map(|&t| t as u64).product::<u64>().max(1);
         let workers = rayon::current_num_threads().max(1) as u64;
         let total64 = total as u64;
-        // The most groups a piece grows to: about 4 pieces per worker.
+        // The most groups a piece grows to: about 4 pieces per worker. A launch of at most
+        // 4096 threads is one piece on the calling thread; larger ones start with one group per
+        // piece (an interrupt is seen after one group even when groups are slow).
         let cap = total64.div_ceil(workers * 4).max(1);
-        let first = 4096u64.div_ceil(threads_in_group).clamp(1, cap.max(1));
+        let small = total64 * threads_in_group <= 4096;
+        let first = if small { total64 } else { 1 };
         let next = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let result: Mutex<Option<Outcome>> = Mutex::new(None);
@@ -808,11 +811,10 @@ impl CpuFunction {
                 }
             }
         };
-        let pieces_max = total64.div_ceil(first);
-        if pieces_max <= 1 || workers == 1 {
+        if small || workers == 1 {
             worker();
         } else {
-            let n = workers.min(pieces_max) as usize;
+            let n = workers.min(total64) as usize;
             (0..n).into_par_iter().for_each(|_| worker());
         }
         result.into_inner().ok().flatten().unwrap_or(Outcome::Done)

@@ -24,6 +24,7 @@ from ._ingot import (
     DType,
     IngotError,
     KernelArgumentError,
+    KernelFaultError,
     LinAlgError,
     UnsupportedError,
     __version__,
@@ -89,3 +90,23 @@ pi = 3.141592653589793
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+
+
+def _register_shutdown() -> None:
+    # A CPU kernel still running when the interpreter exits stops between threadgroups instead of
+    # keeping the process alive. threading's exit hooks run before non-daemon threads are joined
+    # (a thread inside a kernel would otherwise be waited for); atexit is the fallback.
+    import atexit
+    import threading
+
+    hook = getattr(threading, "_register_atexit", None)
+    try:
+        if hook is not None:
+            hook(_ingot._shutdown)
+            return
+    except RuntimeError:
+        pass
+    atexit.register(_ingot._shutdown)
+
+
+_register_shutdown()

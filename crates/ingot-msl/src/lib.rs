@@ -32,12 +32,14 @@
 //! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
 pub(crate) mod consteval;
+mod checked;
 pub mod error;
 pub mod lexer;
 pub mod prelude;
 pub mod preprocess;
 pub mod reflect;
 pub mod rewrite;
+pub mod sandbox;
 pub mod syntax;
 pub mod target;
 pub mod types;

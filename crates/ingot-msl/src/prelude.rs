@@ -14,6 +14,10 @@ const CUDA_FILES: &[(&str, &str)] = &[
     ),
     ("ingot/launch.h", include_str!("../prelude/ingot/launch.h")),
     (
+        "ingot/checked.h",
+        include_str!("../prelude/ingot/checked.h"),
+    ),
+    (
         "ingot/detail/types.h",
         include_str!("../prelude/ingot/detail/types.h"),
     ),
@@ -75,6 +79,10 @@ const CPU_FILES: &[(&str, &str)] = &[
         include_str!("../prelude/ingot/metal_stdlib.h"),
     ),
     ("ingot/launch.h", include_str!("../prelude/ingot/launch.h")),
+    (
+        "ingot/checked.h",
+        include_str!("../prelude/ingot/checked.h"),
+    ),
     (
         "ingot/detail/types.h",
         include_str!("../prelude/ingot/detail/types.h"),

@@ -39,6 +39,9 @@ pub struct Options {
     /// without a value are then an error only when the unit's code uses them. `None`: every
     /// entry point (a constant without a value used anywhere is an error).
     pub entries: Option<Vec<String>>,
+    /// Checked mode: every address-space pointer is bounds-checked (see `checked.rs`); the
+    /// wrappers take the buffers' lengths and a fault record (ABI.md, "Checked mode").
+    pub checked: bool,
 }
 
 impl Options {
@@ -51,6 +54,7 @@ impl Options {
             fast_math: false,
             include_dirs: Vec::new(),
             entries: None,
+            checked: false,
         }
     }
 }
@@ -295,7 +299,13 @@ fn translate_expanded(
         rw.device_functions();
     }
     rw.tokens(&values)?;
+    if opts.checked {
+        rw.checked_pointers();
+    }
     let mut text = header(opts);
+    if opts.checked {
+        crate::checked::add_to_header(&mut text);
+    }
     let mut renamed: Vec<&str> = rw.math_renames().into_iter().collect();
     renamed.sort_unstable();
     if !renamed.is_empty() {
@@ -338,8 +348,8 @@ fn translate_expanded(
         text.push_str(&format!("#line {eline} \"{}\"\n", escape(efile)));
         let args: Vec<WrapperArg> = rw.wrapper_args(e);
         let (symbol, code) = match opts.target {
-            Target::Cuda => wrapper_cuda::emit(e, &call, &args),
-            Target::Cpu => wrapper_cpu::emit(e, &call, &args),
+            Target::Cuda => wrapper_cuda::emit(e, &call, &args, opts.checked),
+            Target::Cpu => wrapper_cpu::emit(e, &call, &args, opts.checked),
         };
         text.push_str(&code);
         entries.insert(e.name.clone(), symbol);
@@ -883,6 +893,20 @@ impl<'a> Rewriter<'a> {
                 WrapperArg { value_ty, ptr_ty }
             })
             .collect()
+    }
+
+    /// Checked mode: address-space pointer types become `ingot::chk<T>`.
+    fn checked_pointers(&mut self) {
+        let reps = crate::checked::pointer_types(
+            self.src,
+            self.toks,
+            self.syn,
+            |k| self.repl.get(k).and_then(|r| r.as_deref()),
+            |t| self.rewrite_text(t),
+        );
+        for r in reps {
+            self.set_range(r.first, r.last, r.text);
+        }
     }
 
     /// The per-token rules.

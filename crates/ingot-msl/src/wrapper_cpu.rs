@@ -8,7 +8,13 @@ use crate::reflect::{EntryPoint, ParamKind};
 use crate::wrapper_common::{builtin_value, gated_off_value, size_of, WrapperArg};
 
 /// Emits the wrapper of `e`, which calls `callee`; returns (symbol, code).
-pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String, String) {
+/// `checked`: buffer and threadgroup parameters become `ingot::chk` (see `checked.rs`).
+pub(crate) fn emit(
+    e: &EntryPoint,
+    callee: &str,
+    args: &[WrapperArg],
+    checked: bool,
+) -> (String, String) {
     let symbol = format!("ingot_cpu_{}", e.name);
     let mode = if e.features.needs_fibers() {
         "Fibers"
@@ -37,6 +43,15 @@ pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String
             continue;
         }
         let v = match p.kind {
+            ParamKind::Buffer if checked && p.is_pointer => {
+                crate::checked::cpu_buffer_arg(&a.ptr_ty, p.abi_slot.unwrap_or(0), e.abi.len(), i)
+            }
+            ParamKind::Threadgroup if checked => crate::checked::cpu_threadgroup_arg(
+                &a.ptr_ty,
+                p.threadgroup_index.unwrap_or(0),
+                e.abi.len(),
+                i,
+            ),
             ParamKind::Buffer => {
                 let slot = p.abi_slot.unwrap_or(0);
                 if p.is_pointer {
@@ -61,8 +76,13 @@ pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String
         };
         call.push(v);
     }
+    let per_thread = if checked {
+        crate::checked::CPU_THREAD
+    } else {
+        ""
+    };
     let code = format!(
-        "extern \"C\" INGOT_EXPORT const uint32_t {symbol}_sizes[] = {{{sizes}}};\nextern \"C\" INGOT_EXPORT int {symbol}(const ingot::launch* L, void* const* args, uint32_t group_begin, uint32_t group_end) {{\n  (void)args;\n  return ingot::cpu::run_groups<ingot::cpu::Mode::{mode}>(L, group_begin, group_end, [&](const ingot::cpu::thread_ids& t) {{\n    (void)t;\n    {callee}({call});\n  }});\n}}\n",
+        "extern \"C\" INGOT_EXPORT const uint32_t {symbol}_sizes[] = {{{sizes}}};\nextern \"C\" INGOT_EXPORT int {symbol}(const ingot::launch* L, void* const* args, uint32_t group_begin, uint32_t group_end) {{\n  (void)args;\n  return ingot::cpu::run_groups<ingot::cpu::Mode::{mode}>(L, group_begin, group_end, [&](const ingot::cpu::thread_ids& t) {{\n    (void)t;{per_thread}\n    {callee}({call});\n  }});\n}}\n",
         sizes = sizes.join(", "),
         call = call.join(", "),
     );

@@ -65,7 +65,13 @@ static __device__ __forceinline__ bool ingot_ids_init(const ingot::launch& L, in
 "#;
 
 /// Emits the wrapper of `e`, which calls `callee`; returns (symbol, code).
-pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String, String) {
+/// `checked`: buffer and threadgroup parameters become `ingot::chk` (see `checked.rs`).
+pub(crate) fn emit(
+    e: &EntryPoint,
+    callee: &str,
+    args: &[WrapperArg],
+    checked: bool,
+) -> (String, String) {
     let symbol = e.name.clone();
     let max = e
         .max_total_threads_per_threadgroup
@@ -86,6 +92,10 @@ pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String
         };
         sig.push(format!("{ty} a{slot}"));
     }
+    if checked {
+        let slots: Vec<usize> = (0..e.abi.len()).collect();
+        sig.extend(crate::checked::cuda_params(&slots));
+    }
     let mut call = Vec::new();
     for (i, p) in e.params.iter().enumerate() {
         let Some(a) = args.get(i) else { continue };
@@ -95,6 +105,12 @@ pub(crate) fn emit(e: &EntryPoint, callee: &str, args: &[WrapperArg]) -> (String
         }
         let slot = p.abi_slot.unwrap_or(0);
         let v = match p.kind {
+            ParamKind::Buffer if checked && p.is_pointer => {
+                crate::checked::cuda_buffer_arg(slot, i)
+            }
+            ParamKind::Threadgroup if checked => {
+                crate::checked::cuda_threadgroup_arg(&a.ptr_ty, p.threadgroup_index.unwrap_or(0), i)
+            }
             ParamKind::Buffer if p.is_pointer => format!("a{slot}"),
             ParamKind::Buffer => format!("*a{slot}"),
             ParamKind::Bytes => format!("a{slot}"),

@@ -11,6 +11,8 @@
 //! | `DeviceMismatch`            | `DeviceMismatchError(IngotError, ValueError)`                 |
 //! | `DeviceUnavailable`         | `DeviceUnavailableError(DeviceError)`                         |
 //! | `Device`                    | `DeviceError(IngotError)`                                     |
+//! | `KernelFault`               | `KernelFaultError(DeviceError)`                               |
+//! | `Interrupted`               | `KeyboardInterrupt` (after running pending signal handlers)   |
 //! | `Compile`                   | `CompileError(IngotError)`                                    |
 //! | `KernelArgument`            | `KernelArgumentError(IngotError, TypeError, ValueError)`      |
 //! | `Unsupported`               | `UnsupportedError(IngotError, NotImplementedError)`           |
@@ -23,7 +25,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{
-    PyException, PyIndexError, PyMemoryError, PyNotImplementedError, PyTypeError, PyValueError,
+    PyException, PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyNotImplementedError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -52,6 +55,13 @@ pyo3::create_exception!(
     DeviceUnavailableError,
     DeviceError,
     "A device that does not exist, or a backend that is not available on this machine."
+);
+
+pyo3::create_exception!(
+    ingot,
+    KernelFaultError,
+    DeviceError,
+    "A kernel that accessed memory outside its buffers (checked mode, or a guard page on the CPU); the message names the kernel, parameter, index, length and thread."
 );
 
 static KERNEL_ARGUMENT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -166,6 +176,13 @@ pub fn to_py(e: ingot::Error) -> PyErr {
         E::KernelArgument(_) => Python::attach(|py| raise(kernel_argument_error(py), msg)),
         E::Unsupported(_) => Python::attach(|py| raise(unsupported_error(py), msg)),
         E::LinAlg(_) => Python::attach(|py| raise(linalg_error(py), msg)),
+        E::KernelFault(_) => KernelFaultError::new_err(msg),
+        // Python's own SIGINT handler has a pending call: run it (it raises KeyboardInterrupt,
+        // or the user's handler decides), so the interrupt is not raised a second time later.
+        E::Interrupted(_) => Python::attach(|py| match py.check_signals() {
+            Err(e) => e,
+            Ok(()) => PyKeyboardInterrupt::new_err(msg),
+        }),
         E::Io { .. } => IngotError::new_err(msg),
     }
 }
@@ -254,6 +271,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<DeviceUnavailableError>(),
     )?;
     m.add("KernelArgumentError", kernel_argument_error(py)?)?;
+    m.add("KernelFaultError", py.get_type::<KernelFaultError>())?;
     m.add("DeviceMismatchError", device_mismatch_error(py)?)?;
     m.add("UnsupportedError", unsupported_error(py)?)?;
     m.add("LinAlgError", linalg_error(py)?)?;

@@ -708,9 +708,11 @@ impl PyLibrary {
 /// unit, cached in memory and on disk). `constants` maps function-constant names (or
 /// indices) to values for every function (they may also be given per function with
 /// `Library.function(name, constants=...)`); `math_mode` is `"precise"` or `"fast"`;
-/// `include_dirs` are searched by `#include "..."`; `file_name` names the source in errors.
+/// `include_dirs` are searched by `#include "..."`; `file_name` names the source in errors;
+/// `checked=True` bounds-checks every buffer access (default: `INGOT_CHECKED=1` in the
+/// environment).
 #[pyfunction]
-#[pyo3(signature = (source, *, device = None, constants = None, math_mode = "precise", include_dirs = None, file_name = None))]
+#[pyo3(signature = (source, *, device = None, constants = None, math_mode = "precise", include_dirs = None, file_name = None, checked = None))]
 fn compile(
     py: Python<'_>,
     source: &str,
@@ -719,12 +721,14 @@ fn compile(
     math_mode: &str,
     include_dirs: Option<&Bound<'_, PyAny>>,
     file_name: Option<String>,
+    checked: Option<bool>,
 ) -> PyResult<PyLibrary> {
     guard(|| {
         let device = device_from_py(device)?;
         let mut opts = CompileOptions {
             math_mode: MathMode::parse(math_mode).py_err()?,
             file_name: file_name.unwrap_or_default(),
+            checked: checked.unwrap_or_else(ingot::kernel::checked_from_env),
             ..Default::default()
         };
         opts.constants = constants_from_py(constants)?;
@@ -761,10 +765,18 @@ fn _functor_source(device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
     })
 }
 
+/// Stops running CPU kernels between threadgroups and refuses new ones: called by `ingot` when
+/// the interpreter exits, so a kernel still running then does not keep the process alive.
+#[pyfunction]
+fn _shutdown() {
+    ingot::runtime::cpu::guard::request_shutdown();
+}
+
 /// Adds `compile`, `Library`, `Kernel` and `KernelParameter` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(_functor_source, m)?)?;
+    m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_class::<PyLibrary>()?;
     m.add_class::<PyKernel>()?;
     m.add_class::<PyKernelParameter>()?;

@@ -76,6 +76,16 @@ pub enum Error {
     #[error("not supported: {0}")]
     Unsupported(String),
 
+    /// A kernel that accessed memory outside its buffers: a bounds violation found by checked
+    /// mode, or (default mode, CPU) a fault on the guard page behind a buffer. The message names
+    /// the kernel, the parameter, the index, the length and the thread where known.
+    #[error("kernel fault: {0}")]
+    KernelFault(String),
+
+    /// A long-running operation stopped by an interrupt (Ctrl-C) or by interpreter shutdown.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+
     /// An I/O error (cache directory, compiler invocation...).
     #[error("{context}: {source}")]
     Io {

@@ -71,6 +71,17 @@ use crate::dtype::{DType, Kind, Scalar};
 use crate::error::{Error, Result};
 use ingot_msl::{ParamKind, ScalarKind};
 
+/// Checked mode's default: true when `INGOT_CHECKED` is set to anything but `0`, `false`,
+/// `no`, `off` or nothing.
+pub fn checked_from_env() -> bool {
+    std::env::var("INGOT_CHECKED").is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off"
+        )
+    })
+}
+
 /// The kernel engine of `device`.
 pub fn backend(device: Device) -> Result<Arc<dyn KernelBackend>> {
     device.runtime()?.kernels()

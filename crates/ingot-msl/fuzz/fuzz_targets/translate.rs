@@ -1,7 +1,7 @@
 //! Any UTF-8 input gives a reflection / translation or a located error, never a panic.
 #![no_main]
 
-use ingot_msl::{reflect, translate, Options, Target};
+use ingot_msl::{reflect, sandbox, translate, Options, Target};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,5 +17,12 @@ fuzz_target!(|data: &[u8]| {
         opts.constants.insert("0".to_string(), "1".to_string());
         let _ = translate(src, &opts);
         let _ = translate(src, &Options::new(target));
+        // Checked mode's pointer rewriting.
+        let mut checked = Options::new(target);
+        checked.checked = true;
+        let _ = translate(src, &checked);
+    }
+    if let Err(e) = sandbox::check(src, "fuzz.metal", &[], &["metal_stdlib"]) {
+        assert!(e.line >= 1 && e.column >= 1);
     }
 });

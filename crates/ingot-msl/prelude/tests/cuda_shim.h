@@ -8,6 +8,7 @@
 #define __shared__
 #define __constant__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 struct ingot_shim_dim3 { unsigned int x, y, z; };

@@ -84,6 +84,16 @@ pub fn merged_constants(base: &Constants, constants: &Constants) -> BTreeMap<Str
         .collect()
 }
 
+/// Applies `ingot_msl::sandbox` (no assembly, `extern`, host headers or host functions).
+pub fn sandbox(source: &str, options: &CompileOptions, target: ingot_msl::Target) -> Result<()> {
+    let headers: Vec<&str> = ingot_msl::prelude_files(target)
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    ingot_msl::sandbox::check(source, options.file(), &options.include_dirs, &headers)
+        .map_err(|e| Error::Compile(e.to_string()))
+}
+
 /// Everything a backend needs to compile a library.
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
@@ -97,6 +107,9 @@ pub struct CompileOptions {
     pub include_dirs: Vec<std::path::PathBuf>,
     /// The file name errors refer to (`<source>` when empty).
     pub file_name: String,
+    /// Checked mode: every access through a `device`/`constant`/`threadgroup` pointer is
+    /// bounds-checked against the bound buffer, and a violation is [`Error::KernelFault`].
+    pub checked: bool,
 }
 
 impl CompileOptions {

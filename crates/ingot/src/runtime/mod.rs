@@ -19,6 +19,7 @@
 //! [`Device`]: crate::Device
 
 pub mod backend;
+pub mod checked;
 pub mod gemm;
 pub mod kernel;
 pub mod memory;

@@ -108,6 +108,7 @@ fn msl_options(target: ingot_msl::Target, options: &CompileOptions) -> ingot_msl
     o.file_name = options.file().to_string();
     o.fast_math = options.math_mode == MathMode::Fast;
     o.include_dirs = options.include_dirs.clone();
+    o.checked = options.checked;
     o
 }
 

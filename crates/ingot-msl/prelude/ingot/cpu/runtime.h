@@ -328,6 +328,38 @@ inline bool resolve_exchanges(sched_state& s, uint32_t n) {
   return any;
 }
 
+#if defined(INGOT_CHECKED)
+// Checked mode: the threads waiting at a barrier must all wait at the same one.
+inline bool barrier_sites_agree(sched_state& s, uint32_t n) {
+  int first = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    const fiber& f = s.fibers[i];
+    if (f.state != F_BARRIER) continue;
+    if (first < 0) {
+      first = (int)i;
+    } else if (f.site != s.fibers[first].site) {
+      const uint32_t* g = f.ids.threadgroup_position_in_grid;
+      set_error(
+          "checked mode: threads %u and %u of threadgroup (%u, %u, %u) reached different "
+          "barriers (a barrier in divergent control flow)",
+          (unsigned)first, i, g[0], g[1], g[2]);
+      return false;
+    }
+  }
+  return true;
+}
+
+// The call site of a barrier (noinline: its return address is inside the caller's inlined
+// threadgroup_barrier, one per source location).
+__attribute__((noinline)) inline void barrier_at_site() {
+  sched_state& s = g_sched;
+  fiber& f = s.fibers[s.cur - 1];
+  f.site = __builtin_return_address(0);
+  f.state = F_BARRIER;
+  yield_to_sched(s);
+}
+#endif
+
 inline void run_fiber_group(sched_state& s, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
     s.fibers[i].state = F_READY;
@@ -357,6 +389,9 @@ inline void run_fiber_group(sched_state& s, uint32_t n) {
     // Every live fiber is blocked now. SIMD-group exchanges complete first (they only need
     // their SIMD-group to be blocked); then a barrier where every live thread waits releases.
     if (resolve_exchanges(s, n)) continue;
+#if defined(INGOT_CHECKED)
+    if (at_barrier + done == n && !barrier_sites_agree(s, n)) return;
+#endif
     if (at_barrier + done == n) {
       for (uint32_t i = 0; i < n; ++i)
         if (s.fibers[i].state == F_BARRIER) s.fibers[i].state = F_READY;
@@ -395,9 +430,13 @@ __attribute__((noinline)) inline void exchange_core(const void* v, void* out, ui
 }  // namespace detail
 
 // threadgroup_barrier / simdgroup_barrier
-inline void barrier() {
+__attribute__((always_inline)) inline void barrier() {
   detail::sched_state& s = detail::g_sched;
   if (s.cur > 0) {
+#if defined(INGOT_CHECKED)
+    detail::barrier_at_site();
+    return;
+#endif
     s.fibers[s.cur - 1].state = detail::F_BARRIER;
     detail::yield_to_sched(s);
     return;

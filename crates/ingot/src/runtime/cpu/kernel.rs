@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rayon::prelude::*;
 
 use super::compiler;
+use super::guard;
 use super::memory::CpuMemory;
 use crate::cache;
 use crate::device::Device;
@@ -25,12 +26,12 @@ use crate::runtime::kernel::{
 use crate::runtime::units::{LazyLibrary, UnitCompiler};
 
 /// `int ingot_cpu_<name>(const ingot::launch*, void* const*, uint32_t, uint32_t)`.
-type EntryFn = unsafe extern "C" fn(*const LaunchParams, *const *mut c_void, u32, u32) -> i32;
+type EntryFn = guard::Entry;
 /// `const char* ingot_cpu_last_error()`.
 type LastErrorFn = unsafe extern "C" fn() -> *const c_char;
 
 /// Version of the engine's cache entries (bump when the key or the ABI changes).
-const CACHE_VERSION: &str = "ingot-cpu-kernel-v1";
+const CACHE_VERSION: &str = "ingot-cpu-kernel-v2";
 
 /// The CPU's kernel backend (one per process).
 pub struct CpuKernelBackend;
@@ -164,6 +165,11 @@ impl KernelBackend for CpuKernelBackend {
         h0.update(source.as_bytes());
         h0.update(options.file().as_bytes());
         h0.update(options.math_mode.name().as_bytes());
+        h0.update(if options.checked {
+            b"checked"
+        } else {
+            b"default"
+        });
         for (k, v) in &options.constants {
             h0.update(format!("\0{k}={}", constant_literal(*v)).as_bytes());
         }
@@ -181,6 +187,8 @@ impl KernelBackend for CpuKernelBackend {
             LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
             return Ok(l);
         }
+        // The CPU runs the kernel as native code: what a Metal kernel cannot do is refused.
+        crate::runtime::kernel::sandbox(source, options, ingot_msl::Target::Cpu)?;
         let lib: Arc<dyn CompiledLibrary> = Arc::new(LazyLibrary::new(
             Arc::new(CpuUnits),
             ingot_msl::Target::Cpu,
@@ -234,7 +242,7 @@ impl UnitCompiler for CpuUnits {
                     .get(name)
                     .cloned()
                     .unwrap_or_else(|| format!("ingot_cpu_{name}"));
-                let f: Arc<dyn CompiledFunction> = Arc::new(function(&so, name, &symbol, entry)?);
+                let f: Arc<dyn CompiledFunction> = Arc::new(function(&so, name, &symbol, entry, options.checked)?);
                 Ok(f)
             })
             .collect()
@@ -254,7 +262,7 @@ fn load_or_build(
         LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
         return Ok(so);
     }
-    let dir = cache::dir("cpu")?;
+    let dir = cache::work_dir("cpu")?;
     let path = dir.join(format!("{key}.so"));
     let mut outcome = CacheOutcome::Disk;
     let so = match path.is_file().then(|| open(&path, key)) {
@@ -318,26 +326,39 @@ fn build(
         let _ = std::fs::remove_file(&tmp_so);
         return Err(e);
     }
-    cache::install(&tmp_so, path)
+    // Sealed (cache.rs): a damaged entry is recompiled, never mapped.
+    let bytes = std::fs::read(&tmp_so);
+    let _ = std::fs::remove_file(&tmp_so);
+    let bytes = bytes.map_err(|e| Error::io(format!("reading {}", tmp_so.display()), e))?;
+    let tmp_sealed = dir.join(format!("{}.so", cache::temp_name(key)));
+    std::fs::write(&tmp_sealed, cache::seal(&bytes))
+        .map_err(|e| Error::io(format!("writing {}", tmp_sealed.display()), e))?;
+    cache::install(&tmp_sealed, path)
 }
 
-/// Loads a private copy of `path`, unlinked once loaded. The process's mapping then never
-/// depends on the cache file: another process (or a test) that rewrites or truncates a cache
-/// entry in place cannot turn the loaded code into a SIGBUS.
+/// Loads the payload of the sealed entry `path` from a private copy, unlinked once loaded. The
+/// process's mapping then never depends on the cache file: another process (or a test) that
+/// rewrites or truncates a cache entry in place cannot turn the loaded code into a SIGBUS, and
+/// an entry whose seal does not match (truncated, corrupt, foreign) is never mapped.
 fn load_private_copy(path: &Path) -> std::result::Result<libloading::Library, String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let private = std::env::temp_dir().join(format!(
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let payload = cache::unseal(&bytes).ok_or("the entry's seal does not match (damaged)")?;
+    let name = format!(
         "ingot-{}-{}.so",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let loaded = match std::fs::copy(path, &private) {
-        // SAFETY: as for `open`: a file this engine built (checked by its key right after).
-        Ok(_) => unsafe { libloading::Library::new(&private) },
-        // No writable temporary folder: load the cache entry itself.
-        Err(_) => unsafe { libloading::Library::new(path) },
-    };
+    );
+    let mut private = std::env::temp_dir().join(&name);
+    if std::fs::write(&private, payload).is_err() {
+        // No writable temporary folder: next to the entry (the cache folder is writable).
+        private = path.with_file_name(format!(".{name}"));
+        std::fs::write(&private, payload).map_err(|e| e.to_string())?;
+    }
+    // SAFETY: as for `open`: a file this engine built (its seal matched; its key is checked
+    // right after).
+    let loaded = unsafe { libloading::Library::new(&private) };
     let _ = std::fs::remove_file(&private);
     loaded.map_err(|e| e.to_string())
 }
@@ -378,6 +399,7 @@ fn function(
     name: &str,
     symbol: &str,
     entry: &ingot_msl::EntryPoint,
+    checked: bool,
 ) -> Result<CpuFunction> {
     let missing = |what: &str, e: libloading::Error| {
         Error::Compile(format!(
@@ -405,9 +427,22 @@ fn function(
             std::slice::from_raw_parts(*p, nslots).to_vec()
         }
     };
+    let slot_names = entry
+        .abi
+        .iter()
+        .map(|&i| {
+            entry
+                .params
+                .get(i)
+                .map_or(String::new(), |p| p.name.clone())
+        })
+        .collect();
     Ok(CpuFunction {
         name: name.to_string(),
         entry: f,
+        reflection: entry.clone(),
+        slot_names,
+        checked,
         last_error: so.last_error,
         sizes,
         max_threads: entry
@@ -421,6 +456,12 @@ fn function(
 struct CpuFunction {
     name: String,
     entry: EntryFn,
+    /// The entry point's reflection (parameter names for fault messages).
+    reflection: ingot_msl::EntryPoint,
+    /// Parameter name of each ABI slot.
+    slot_names: Vec<String>,
+    /// Compiled in checked mode: the wrapper takes lengths and a fault record.
+    checked: bool,
     last_error: Option<LastErrorFn>,
     sizes: Vec<u32>,
     max_threads: u32,
@@ -462,15 +503,24 @@ impl CompiledFunction for CpuFunction {
     }
 
     fn launch(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<()> {
+        guard::install();
+        if guard::shutting_down() {
+            return Err(Error::Interrupted(format!(
+                "kernel `{}` not started: the process is shutting down",
+                self.name
+            )));
+        }
         let mut storage: Vec<Vec<Aligned>> = Vec::new();
-        let mut ptrs = Vec::with_capacity(args.len());
+        let mut ptrs = Vec::with_capacity(args.len() * 2 + 1);
+        let mut lengths = Vec::with_capacity(args.len());
+        let mut slots: Vec<SlotMemory> = Vec::with_capacity(args.len());
         for a in args {
             match a {
                 BoundArg::Buffer {
                     buffer,
                     offset,
                     nbytes,
-                    ..
+                    writable,
                 } => {
                     if offset
                         .checked_add(*nbytes)
@@ -491,17 +541,25 @@ impl CompiledFunction for CpuFunction {
                     };
                     let base = m.as_ptr();
                     // SAFETY: the offset is inside the buffer (checked above).
-                    ptrs.push(unsafe { base.add(*offset) } as *mut c_void);
+                    let p = unsafe { base.add(*offset) };
+                    ptrs.push(p as *mut c_void);
+                    lengths.push(*nbytes);
+                    slots.push(SlotMemory {
+                        data: p,
+                        nbytes: *nbytes,
+                        writable: *writable,
+                        guard: m.guard_page().map(|g| g as usize),
+                        scratch: None,
+                    });
                 }
                 BoundArg::Bytes(b) => {
                     let v = aligned_copy(b);
                     ptrs.push(v.as_ptr() as *mut c_void);
+                    lengths.push(b.len());
                     storage.push(v);
+                    slots.push(SlotMemory::bytes());
                 }
             }
-        }
-        if ptrs.is_empty() {
-            ptrs.push(std::ptr::null_mut());
         }
         let total = launch.total_groups();
         if total == 0 {
@@ -513,39 +571,265 @@ impl CompiledFunction for CpuFunction {
                 self.name
             ))
         })?;
+        scratch_in(&mut slots, &mut ptrs);
+        let mut record = crate::runtime::checked::ChkRecord::default();
+        if self.checked {
+            // ABI.md "Checked mode": lengths after the slots, then the fault record.
+            for &l in &lengths {
+                ptrs.push(l as *mut c_void);
+            }
+            ptrs.push(&mut record as *mut _ as *mut c_void);
+        }
+        if ptrs.is_empty() {
+            ptrs.push(std::ptr::null_mut());
+        }
         let ptrs = Ptrs(ptrs);
+        let outcome = self.run(launch, &ptrs, total);
+        // SAFETY: every worker has finished (rayon joined); the kernel wrote it through `ptrs`.
+        let rec = unsafe { std::ptr::read_volatile(&record) };
+        if self.checked && rec.hit() {
+            scratch_out(&slots);
+            return Err(crate::runtime::checked::fault(
+                &self.name,
+                Some(&self.reflection),
+                &rec,
+                rec.pos,
+            ));
+        }
+        match outcome {
+            Outcome::Done => {
+                scratch_out(&slots);
+                Ok(())
+            }
+            Outcome::Failed(msg) => {
+                scratch_out(&slots);
+                let e = if msg.starts_with("checked mode:") {
+                    Error::KernelFault(format!("kernel `{}`: {msg}", self.name))
+                } else {
+                    Error::Device(format!("kernel `{}`: {msg}", self.name))
+                };
+                Err(e)
+            }
+            Outcome::Fault(f) => Err(Error::KernelFault(self.describe_fault(f, &slots))),
+            Outcome::Interrupted => {
+                scratch_out(&slots);
+                Err(Error::Interrupted(format!(
+                    "kernel `{}` stopped between threadgroups",
+                    self.name
+                )))
+            }
+        }
+    }
+}
+
+/// Where a buffer slot's bytes are for a launch.
+struct SlotMemory {
+    /// The array's bytes.
+    data: *mut u8,
+    nbytes: usize,
+    writable: bool,
+    /// The guard page behind the array's memory block, if it has one.
+    guard: Option<usize>,
+    /// The guarded scratch copy the kernel sees instead, if any.
+    scratch: Option<*mut u8>,
+}
+
+impl SlotMemory {
+    fn bytes() -> SlotMemory {
+        SlotMemory {
+            data: std::ptr::null_mut(),
+            nbytes: 0,
+            writable: false,
+            guard: None,
+            scratch: None,
+        }
+    }
+
+    fn is_buffer(&self) -> bool {
+        !self.data.is_null()
+    }
+}
+
+/// Alignment of a scratch copy (the largest MSL scalar vector, `float4`/`long2`).
+const SCRATCH_ALIGN: usize = 16;
+
+/// Moves small buffers into guarded scratch slots (ending at an inaccessible page), unless two
+/// arguments share memory (the kernel must then see one copy of it: it runs in place).
+fn scratch_in(slots: &mut [SlotMemory], ptrs: &mut [*mut c_void]) {
+    let small: Vec<usize> = (0..slots.len())
+        .filter(|&k| {
+            let s = &slots[k];
+            s.is_buffer() && s.nbytes <= guard::SCRATCH_MAX && {
+                let (a0, a1) = (s.data as usize, s.data as usize + s.nbytes);
+                !slots.iter().enumerate().any(|(j, o)| {
+                    j != k && o.is_buffer() && {
+                        let (b0, b1) = (o.data as usize, o.data as usize + o.nbytes);
+                        a0 < b1.max(b0 + 1) && b0 < a1.max(a0 + 1)
+                    }
+                })
+            }
+        })
+        .collect();
+    if small.is_empty() {
+        return;
+    }
+    let Some(arena) = guard::scratch_slots(small.len()) else {
+        return;
+    };
+    for (&k, base) in small.iter().zip(arena) {
+        let s = &mut slots[k];
+        let span = s.nbytes.next_multiple_of(SCRATCH_ALIGN);
+        // SAFETY: span <= SCRATCH_MAX: inside the slot, ending at its guard page.
+        let dst = unsafe { base.add(guard::SCRATCH_MAX - span) };
+        // SAFETY: both ranges hold `nbytes`; the scratch slot is this thread's own.
+        unsafe { std::ptr::copy_nonoverlapping(s.data, dst, s.nbytes) };
+        s.scratch = Some(dst);
+        ptrs[k] = dst as *mut c_void;
+    }
+}
+
+/// Copies the writable scratch copies back into the arrays.
+fn scratch_out(slots: &[SlotMemory]) {
+    for s in slots {
+        if let (Some(src), true) = (s.scratch, s.writable) {
+            // SAFETY: as in `scratch_in`.
+            unsafe { std::ptr::copy_nonoverlapping(src, s.data, s.nbytes) };
+        }
+    }
+}
+
+/// How a launch ended.
+enum Outcome {
+    Done,
+    /// The kernel returned an error code with this message.
+    Failed(String),
+    /// A memory fault while the kernel ran.
+    Fault(guard::Fault),
+    /// Ctrl-C or shutdown.
+    Interrupted,
+}
+
+impl CpuFunction {
+    /// Runs every group: pieces of the group range taken from a shared counter by up to one
+    /// worker per core. A piece starts at one group and doubles while it takes under 1 ms (up to
+    /// a quarter of a worker's share; halves above 20 ms), so that an interrupt or a fault stops
+    /// the launch between threadgroups without costing small launches anything.
+    fn run(&self, launch: &LaunchParams, ptrs: &Ptrs, total: u32) -> Outcome {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
         let threads_in_group = launch.tg.iter().map(|&t| t as u64).product::<u64>().max(1);
         let workers = rayon::current_num_threads().max(1) as u64;
-        // Enough chunks to balance uneven groups, few enough to keep the per-call cost small:
-        // about 4 per worker, and at least ~4096 threads per chunk.
-        let min_groups = 4096u64.div_ceil(threads_in_group);
-        let chunk = (total as u64)
-            .div_ceil(workers * 4)
-            .max(min_groups)
-            .min(total as u64) as u32;
-        let nchunks = total.div_ceil(chunk);
-        let run = |c: u32| -> Result<()> {
-            let begin = c * chunk;
-            let end = begin.saturating_add(chunk).min(total);
-            // SAFETY: the wrapper's contract (ABI.md): launch block and one pointer per slot.
-            let rc = unsafe { (self.entry)(launch, ptrs.get(), begin, end) };
-            if rc == 0 {
-                return Ok(());
+        let total64 = total as u64;
+        // The most groups a piece grows to: about 4 pieces per worker. A launch of at most
+        // 4096 threads is one piece on the calling thread; larger ones start with one group per
+        // piece (an interrupt is seen after one group even when groups are slow).
+        let cap = total64.div_ceil(workers * 4).max(1);
+        let small = total64 * threads_in_group <= 4096;
+        let first = if small { total64 } else { 1 };
+        let next = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let result: Mutex<Option<Outcome>> = Mutex::new(None);
+        let interrupts = guard::interrupts();
+        let finish = |o: Outcome| {
+            stop.store(true, Ordering::SeqCst);
+            if let Ok(mut r) = result.lock() {
+                if r.is_none() {
+                    *r = Some(o);
+                }
             }
-            let msg = self
-                .last_error
-                // SAFETY: returns a NUL-terminated thread-local string (or null).
-                .map(|f| unsafe { f() })
-                .filter(|p| !p.is_null())
-                // SAFETY: non-null and NUL-terminated.
-                .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
-                .unwrap_or_else(|| format!("error code {rc}"));
-            Err(Error::Device(format!("kernel `{}`: {msg}", self.name)))
         };
-        if nchunks == 1 {
-            run(0)
+        let worker = || {
+            let mut piece = first;
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if guard::interrupts() != interrupts || guard::shutting_down() {
+                    finish(Outcome::Interrupted);
+                    return;
+                }
+                let begin = next.fetch_add(piece, Ordering::Relaxed);
+                if begin >= total64 {
+                    return;
+                }
+                let end = (begin + piece).min(total64);
+                let t0 = std::time::Instant::now();
+                // SAFETY: the wrapper's contract (ABI.md): launch block and the pointers.
+                let rc = unsafe {
+                    guard::call(self.entry, launch, ptrs.get(), begin as u32, end as u32)
+                };
+                match rc {
+                    Ok(0) => {}
+                    Ok(code) => {
+                        let msg = self
+                            .last_error
+                            // SAFETY: returns a NUL-terminated thread-local string (or null).
+                            .map(|f| unsafe { f() })
+                            .filter(|p| !p.is_null())
+                            // SAFETY: non-null and NUL-terminated.
+                            .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+                            .unwrap_or_else(|| format!("error code {code}"));
+                        finish(Outcome::Failed(msg));
+                        return;
+                    }
+                    Err(f) => {
+                        finish(Outcome::Fault(f));
+                        return;
+                    }
+                }
+                let dt = t0.elapsed();
+                if dt < std::time::Duration::from_millis(1) {
+                    piece = (piece * 2).min(cap);
+                } else if dt > std::time::Duration::from_millis(20) {
+                    piece = (piece / 2).max(1);
+                }
+            }
+        };
+        if small || workers == 1 {
+            worker();
         } else {
-            (0..nchunks).into_par_iter().try_for_each(run)
+            let n = workers.min(total64) as usize;
+            (0..n).into_par_iter().for_each(|_| worker());
         }
+        result.into_inner().ok().flatten().unwrap_or(Outcome::Done)
+    }
+
+    /// The message for a memory fault: which argument's guard region it hit, if any.
+    fn describe_fault(&self, f: guard::Fault, slots: &[SlotMemory]) -> String {
+        let sig = if f.signal == 7 || f.signal == 10 {
+            "bus error"
+        } else {
+            "invalid memory access"
+        };
+        let page = guard::guard_len();
+        for (k, s) in slots.iter().enumerate() {
+            let name = self.slot_names.get(k).map_or("?", String::as_str);
+            let end = match s.scratch {
+                Some(p) => p as usize + s.nbytes,
+                None => s.data as usize + s.nbytes,
+            };
+            let guard_end = match (s.scratch, s.guard) {
+                (Some(_), _) => Some(end.next_multiple_of(SCRATCH_ALIGN) + page),
+                (None, Some(g)) => Some(g + page),
+                (None, None) => None,
+            };
+            if let Some(ge) = guard_end {
+                if s.is_buffer() && f.addr >= end && f.addr < ge {
+                    return format!(
+                        "kernel `{}`: {sig} {} bytes past the end of parameter `{name}` \
+                         ({} bytes): the kernel read or wrote outside its buffer (stopped by a \
+                         guard page; compile with checked=True to find the index and thread)",
+                        self.name,
+                        f.addr - end,
+                        s.nbytes
+                    );
+                }
+            }
+        }
+        format!(
+            "kernel `{}`: {sig} at address {:#x}, outside every buffer of the launch (the \
+             kernel was stopped; memory it wrote before the fault may be changed; compile \
+             with checked=True to find the index and thread)",
+            self.name, f.addr
+        )
     }
 }

@@ -1,6 +1,7 @@
 //! The CPU runtime: host memory, and (in `kernel`) MSL kernels compiled by the system C++ compiler.
 
 pub(crate) mod compiler;
+pub mod guard;
 pub mod kernel;
 mod memory;
 

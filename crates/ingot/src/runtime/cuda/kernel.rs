@@ -88,6 +88,8 @@ pub struct CudaFunction {
     raise_smem: Mutex<()>,
     /// `sizeof` of each ABI slot's type from the reflection (MSL layout; 0 when unknown).
     sizes: Option<Vec<u32>>,
+    /// Checked mode: the entry point's reflection (for fault messages), else None.
+    checked: Option<ingot_msl::EntryPoint>,
 }
 
 // SAFETY: CUfunction handles are usable from any thread with the context current.
@@ -108,6 +110,11 @@ impl KernelBackend for CudaKernels {
             source.as_bytes().to_vec(),
             options.file().as_bytes().to_vec(),
             options.math_mode.name().as_bytes().to_vec(),
+            if options.checked {
+                b"checked".to_vec()
+            } else {
+                b"default".to_vec()
+            },
         ];
         for (k, v) in &options.constants {
             parts.push(format!("{k}={}", constant_literal(*v)).into_bytes());
@@ -125,6 +132,7 @@ impl KernelBackend for CudaKernels {
         {
             return Ok(lib.clone());
         }
+        crate::runtime::kernel::sandbox(source, options, ingot_msl::Target::Cuda)?;
         let lib: Arc<dyn CompiledLibrary> = Arc::new(LazyLibrary::new(
             self.units.clone(),
             ingot_msl::Target::Cuda,
@@ -224,7 +232,8 @@ impl UnitCompiler for CudaUnits {
         names
             .iter()
             .map(|name| {
-                let f: Arc<dyn CompiledFunction> = self.function(&module, t, name)?;
+                let f: Arc<dyn CompiledFunction> =
+                    self.function(&module, t, name, options.checked)?;
                 Ok(f)
             })
             .collect()
@@ -238,6 +247,7 @@ impl CudaUnits {
         module: &Arc<LoadedModule>,
         t: &ingot_msl::Translation,
         name: &str,
+        checked: bool,
     ) -> Result<Arc<CudaFunction>> {
         self.inner.bind()?;
         let symbol = t.entries.get(name).map_or(name, String::as_str);
@@ -272,6 +282,11 @@ impl CudaUnits {
             dynamic_smem_limit: AtomicU32::new(48 * 1024),
             raise_smem: Mutex::new(()),
             sizes,
+            checked: if checked {
+                t.module.entry(name).cloned()
+            } else {
+                None
+            },
         }))
     }
 }
@@ -363,6 +378,9 @@ impl CompiledFunction for CudaFunction {
     }
 
     fn launch(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<()> {
+        if let Some(entry) = &self.checked {
+            return self.launch_checked(launch, args, entry);
+        }
         // The common case (1-D, or a dispatch in groups) is one region: no allocation.
         let single;
         let split;
@@ -450,6 +468,11 @@ impl CompiledFunction for CudaFunction {
     }
 
     fn time(&self, launch: &LaunchParams, args: &[BoundArg]) -> Result<f64> {
+        if self.checked.is_some() {
+            let t0 = std::time::Instant::now();
+            self.launch(launch, args)?;
+            return Ok(t0.elapsed().as_secs_f64());
+        }
         self.inner.bind()?;
         let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
         let start = check(result::event::create(flags), "cuEventCreate")?;
@@ -561,5 +584,104 @@ mod tests {
         l.exact = 0;
         assert_eq!(regions(&l).unwrap().len(), 1);
         assert!(regions(&lp([0, 4, 1], [8, 8, 1], true)).unwrap().is_empty());
+    }
+}
+
+impl CudaFunction {
+    /// A launch of a checked kernel: after the slots, each slot's length in bytes and a fault
+    /// record in device memory (ABI.md, "Checked mode"). Each region is waited for and its
+    /// record read, so a violation is raised by this call with the thread that made it.
+    fn launch_checked(
+        &self,
+        launch: &LaunchParams,
+        args: &[BoundArg],
+        entry: &ingot_msl::EntryPoint,
+    ) -> Result<()> {
+        use crate::runtime::checked::{cuda_position, fault, ChkRecord};
+        if launch.total_groups() == 0 || launch.grid.contains(&0) {
+            return Ok(());
+        }
+        let regions = regions(launch)?;
+        self.inner.bind()?;
+        let smem = launch.tgmem_total() as u32;
+        self.ensure_smem_limit(smem)?;
+        let mut pointers = Vec::with_capacity(args.len());
+        for a in args {
+            pointers.push(match a {
+                BoundArg::Buffer { buffer, offset, .. } => {
+                    let base = buffer.device_ptr().ok_or_else(|| {
+                        Error::DeviceMismatch(format!(
+                            "{}: a buffer on {} passed to a CUDA kernel",
+                            self.name,
+                            buffer.device()
+                        ))
+                    })?;
+                    base + *offset as u64
+                }
+                BoundArg::Bytes(_) => 0,
+            });
+        }
+        let mut lengths: Vec<u64> = args
+            .iter()
+            .map(|a| match a {
+                BoundArg::Buffer { nbytes, .. } => *nbytes as u64,
+                BoundArg::Bytes(b) => b.len() as u64,
+            })
+            .collect();
+        let size = std::mem::size_of::<ChkRecord>();
+        // SAFETY: a plain device allocation in the bound context, freed below.
+        let mut record_ptr: u64 = check(unsafe { result::malloc_sync(size) }, "cuMemAlloc")?;
+        let outcome = (|| -> Result<()> {
+            for r in &regions {
+                let zero = [ChkRecord::default()];
+                // SAFETY: `record_ptr` holds one record.
+                check(
+                    unsafe { result::memcpy_htod_sync(record_ptr, &zero) },
+                    "cuMemcpyHtoD",
+                )?;
+                let mut params = r.params;
+                let mut raw: Vec<*mut c_void> = Vec::with_capacity(2 * args.len() + 2);
+                raw.push(&mut params as *mut LaunchParams as *mut c_void);
+                for (k, a) in args.iter().enumerate() {
+                    raw.push(match a {
+                        BoundArg::Buffer { .. } => &mut pointers[k] as *mut u64 as *mut c_void,
+                        BoundArg::Bytes(bytes) => bytes.as_ptr() as *mut c_void,
+                    });
+                }
+                for l in lengths.iter_mut() {
+                    raw.push(l as *mut u64 as *mut c_void);
+                }
+                raw.push(&mut record_ptr as *mut u64 as *mut c_void);
+                // SAFETY: one pointer per wrapper parameter (launch block, slots, lengths,
+                // record), each valid for the call.
+                unsafe {
+                    result::launch_kernel(
+                        self.func,
+                        (r.blocks, 1, 1),
+                        (r.threads, 1, 1),
+                        smem,
+                        self.inner.stream(),
+                        &mut raw,
+                    )
+                }
+                .map_err(|e| self.inner.fault(e, &format!("launching {}", self.name)))?;
+                self.inner.synchronize()?;
+                let mut rec = [ChkRecord::default()];
+                // SAFETY: as above; the launch has finished.
+                check(
+                    unsafe { result::memcpy_dtoh_sync(&mut rec, record_ptr) },
+                    "cuMemcpyDtoH",
+                )?;
+                if rec[0].hit() {
+                    let pos = cuda_position(&r.params, rec[0].pos[0], rec[0].pos[1]);
+                    return Err(fault(&self.name, Some(entry), &rec[0], pos));
+                }
+            }
+            Ok(())
+        })();
+        // SAFETY: allocated above; no launch uses it any more (each was waited for).
+        let _ = unsafe { result::free_sync(record_ptr) };
+        self.inner.note_launch(&self.name);
+        outcome
     }
 }

@@ -10,5 +10,8 @@ python3 -m venv .venv
 # scikit-learn 1.9.1, SciPy 1.17.1, array-api-compat 1.16.0, array-api-extra 0.11.5).
 .venv/bin/python -m pip install -q "scikit-learn>=1.8,<1.10" "scipy>=1.16,<1.18" \
     "array-api-compat>=1.14,<1.17" "array-api-extra>=0.10,<0.12"
+# mypy: tests/test_stubs.py checks python/ingot/_ingot.pyi against the built module with
+# mypy.stubtest (skipped where mypy is missing, so CI installs it here).
+.venv/bin/python -m pip install -q "mypy>=1.10,<2"
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
 .venv/bin/python -m pytest -q tests "$@"

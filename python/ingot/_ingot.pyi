@@ -81,6 +81,8 @@ __all__ = [
     "linalg_cross",
     "tensordot",
     "vecdot",
+    "Translation",
+    "translate",
 ]
 
 _DTypeLike = Union["DType", str, type, np.dtype]
@@ -444,4 +446,28 @@ def compile(
     math_mode: str = "precise",
     include_dirs: Optional[Union[str, Sequence[str]]] = None,
     file_name: Optional[str] = None,
+    defines: Optional[Union[Dict[str, Any], Sequence[str]]] = None,
 ) -> Library: ...
+
+@final
+class Translation:
+    """The translation of an MSL source for one target."""
+    @property
+    def target(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def entries(self) -> List[Dict[str, Any]]: ...
+    @property
+    def function_constants(self) -> List[Dict[str, Any]]: ...
+
+def translate(
+    source: str,
+    target: str,
+    *,
+    constants: Optional[Dict[Union[str, int], Union[builtins.bool, int, float]]] = None,
+    math_mode: str = "precise",
+    include_dirs: Optional[Union[str, Sequence[str]]] = None,
+    file_name: Optional[str] = None,
+    defines: Optional[Union[Dict[str, Any], Sequence[str]]] = None,
+) -> Translation: ...

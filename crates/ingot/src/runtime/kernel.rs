@@ -66,6 +66,9 @@ pub struct CompileOptions {
     pub include_dirs: Vec<std::path::PathBuf>,
     /// The file name errors refer to (`<source>` when empty).
     pub file_name: String,
+    /// Macros defined before the source, like a compiler's `-D NAME=VALUE` (an empty value
+    /// defines `1`).
+    pub defines: BTreeMap<String, String>,
 }
 
 impl CompileOptions {

@@ -171,6 +171,9 @@ impl KernelBackend for CpuKernelBackend {
         }
         h0.update(crate::cache::root().to_string_lossy().as_bytes());
         hash_include_dirs(&mut h0, &options.include_dirs);
+        for (k, v) in &options.defines {
+            h0.update(format!("\0-D{k}={v}").as_bytes());
+        }
         let source_key = hex(&h0.finalize());
         if let Some(l) = libraries()
             .lock()
@@ -183,6 +186,7 @@ impl KernelBackend for CpuKernelBackend {
         let mut topts = ingot_msl::Options::new(ingot_msl::Target::Cpu);
         topts.file_name = options.file().to_string();
         topts.fast_math = options.math_mode == MathMode::Fast;
+        topts.defines = options.defines.clone();
         for (k, v) in &options.constants {
             topts.constants.insert(k.clone(), scalar_literal(*v));
         }
@@ -313,6 +317,11 @@ fn build(
     ));
     std::fs::write(&tmp_cpp, src)
         .map_err(|e| Error::io(format!("writing {}", tmp_cpp.display()), e))?;
+    let progress = crate::progress::Progress::start(format!(
+        "compiling {} for the cpu ({})",
+        options.file(),
+        compiler.path.display()
+    ));
     let r = compiler.compile(
         &tmp_cpp,
         &tmp_so,
@@ -321,6 +330,7 @@ fn build(
         prelude,
         options.file(),
     );
+    drop(progress);
     let _ = std::fs::remove_file(&tmp_cpp);
     if let Err(e) = r {
         let _ = std::fs::remove_file(&tmp_so);

@@ -108,6 +108,7 @@ impl KernelBackend for CudaKernels {
         msl_options.constants = constants;
         msl_options.fast_math = options.math_mode == MathMode::Fast;
         msl_options.include_dirs = options.include_dirs.clone();
+        msl_options.defines = options.defines.clone();
         // The same mapping as the CPU engine: a missing or unknown function constant is an
         // argument error, anything else a compile error.
         let translation = ingot_msl::translate(source, &msl_options).map_err(translation_error)?;
@@ -143,8 +144,13 @@ impl KernelBackend for CudaKernels {
         let module = match cache::read("cuda", &key, "cubin").and_then(|c| load_module(&c).ok()) {
             Some(m) => m,
             None => {
+                let progress = crate::progress::Progress::start(format!(
+                    "compiling {} for cuda (NVRTC)",
+                    options.file()
+                ));
                 let cubin =
                     nvrtc::compile_cubin(&translation.text, options.file(), headers, arch, &flags)?;
+                drop(progress);
                 let m = load_module(&cubin)?;
                 // A cache that cannot be written only costs a recompile next time.
                 let _ = cache::write("cuda", &key, "cubin", &cubin);

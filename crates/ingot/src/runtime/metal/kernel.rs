@@ -230,6 +230,7 @@ fn reflect(source: &str, options: &CompileOptions) -> Result<ingot_msl::Module> 
         .map(|(k, v)| (k.clone(), scalar_literal(*v)))
         .collect();
     o.fast_math = options.math_mode == MathMode::Fast;
+    o.defines = options.defines.clone();
     match ingot_msl::translate(source, &o) {
         Ok(t) => Ok(t.module),
         Err(e) => {
@@ -241,6 +242,22 @@ fn reflect(source: &str, options: &CompileOptions) -> Result<ingot_msl::Module> 
             }
         }
     }
+}
+
+/// `text` preceded by one `#define` per user define, then a `#line 1` so that the Metal
+/// compiler's messages keep the user's line numbers.
+fn with_defines(text: String, file: &str, defines: &BTreeMap<String, String>) -> String {
+    if defines.is_empty() {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 64 * defines.len());
+    for (name, value) in defines {
+        let value = ingot_msl::preprocess::define_body(value);
+        out.push_str(&format!("#define {name} {value}\n"));
+    }
+    out.push_str(&format!("#line 1 \"{}\"\n", escape(file)));
+    out.push_str(&text);
+    out
 }
 
 fn compile_error(file: &str, e: &objc2_foundation::NSError) -> Error {
@@ -259,6 +276,7 @@ impl KernelBackend for MetalKernels {
         let reflection = reflect(source, options)?;
         let file = options.file().to_string();
         let text = inline_includes(source, &file, &options.include_dirs, &mut HashSet::new(), 0)?;
+        let text = with_defines(text, &file, &options.defines);
         let version = language_version();
         let fast = options.math_mode == MathMode::Fast;
         let source_key = cache::key(&[
@@ -275,6 +293,9 @@ impl KernelBackend for MetalKernels {
         let library = match cached {
             Some(l) => l,
             None => {
+                // Shown (on an interactive stderr) while the Metal compiler runs over 2 s.
+                let _progress =
+                    crate::progress::Progress::start(format!("compiling {file} for metal"));
                 let lib = autoreleasepool(|_| {
                     let opts = MTLCompileOptions::new();
                     #[allow(deprecated)]

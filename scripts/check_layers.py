@@ -48,6 +48,8 @@ LAYERS = {
         ("array", 3),
         ("kernel", 4),
         ("ops", 5),
+        ("translate", 4),
+        ("progress", 1),
     ],
     "crates/ingot-python/src": [
         ("", 9),
@@ -67,6 +69,7 @@ LAYERS = {
         ("array", 6),
         ("array_operators", 6),
         ("array_methods", 6),
+        ("translate", 6),
     ],
 }
 

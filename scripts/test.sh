@@ -12,5 +12,8 @@ python3 -m venv .venv
     "array-api-compat>=1.14,<1.17" "array-api-extra>=0.10,<0.12"
 # Dask with ingot chunks (tests/test_dask.py; tested with dask and distributed 2025.12.0).
 .venv/bin/python -m pip install -q "dask[array,distributed]>=2024.8,<2026.2"
+# mypy: tests/test_stubs.py checks python/ingot/_ingot.pyi against the built module with
+# mypy.stubtest (skipped where mypy is missing, so CI installs it here).
+.venv/bin/python -m pip install -q "mypy>=1.10,<2"
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
 .venv/bin/python -m pytest -q tests "$@"

@@ -79,6 +79,7 @@ from ._indexing import nonzero, take, take_along_axis
 from ._sets import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting import argsort, searchsorted, sort
 from ._kernels import Kernel, KernelParameter, Library, compile, load
+from ._ingot import Translation, translate
 from . import linalg, random
 from ._fuse import ElementwiseKernel, ReductionKernel, elementwise_kernel, fuse, reduction_kernel
 from . import nn

@@ -83,6 +83,8 @@ __all__ = [
     "tensordot",
     "vecdot",
     "set_default_device",
+    "Translation",
+    "translate",
 ]
 
 _DTypeLike = Union["DType", str, type, np.dtype]
@@ -466,6 +468,30 @@ def compile(
     math_mode: str = "precise",
     include_dirs: Optional[Union[str, Sequence[str]]] = None,
     file_name: Optional[str] = None,
+    defines: Optional[Union[Dict[str, Any], Sequence[str]]] = None,
     checked: Optional[builtins.bool] = None,
 ) -> Library: ...
 def _functor_source(device: Optional[_DeviceLike] = None) -> str: ...
+
+@final
+class Translation:
+    """The translation of an MSL source for one target."""
+    @property
+    def target(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def entries(self) -> List[Dict[str, Any]]: ...
+    @property
+    def function_constants(self) -> List[Dict[str, Any]]: ...
+
+def translate(
+    source: str,
+    target: str,
+    *,
+    constants: Optional[Dict[Union[str, int], Union[builtins.bool, int, float]]] = None,
+    math_mode: str = "precise",
+    include_dirs: Optional[Union[str, Sequence[str]]] = None,
+    file_name: Optional[str] = None,
+    defines: Optional[Union[Dict[str, Any], Sequence[str]]] = None,
+) -> Translation: ...

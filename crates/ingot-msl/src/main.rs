@@ -1,7 +1,7 @@
 //! `ingot-msl`: translate or reflect an MSL file from the command line.
 //!
 //! ```text
-//! ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]... [--entry NAME]...
+//! ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]... [--entry NAME]... [-D NAME[=VALUE]]...
 //! ingot-msl reflect FILE
 //! ```
 
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use ingot_msl::{reflect_named, translate, Options, Target};
 
-const USAGE: &str = "usage:\n  ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]... [--entry NAME]...\n  ingot-msl reflect FILE";
+const USAGE: &str = "usage:\n  ingot-msl translate FILE --target cuda|cpu [--constant NAME=VALUE]... [--fast-math] [-I DIR]... [--entry NAME]... [-D NAME[=VALUE]]...\n  ingot-msl reflect FILE";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,6 +59,11 @@ fn run(args: &[String]) -> Result<String, String> {
                     "-I" | "--include" => {
                         let d = it.next().ok_or("-I needs a folder")?;
                         opts.include_dirs.push(d.into());
+                    }
+                    "-D" | "--define" => {
+                        let kv = it.next().ok_or("-D needs NAME[=VALUE]")?;
+                        let (k, v) = kv.split_once('=').unwrap_or((kv.as_str(), ""));
+                        opts.defines.insert(k.to_string(), v.to_string());
                     }
                     "-h" | "--help" => return Ok(format!("{USAGE}\n")),
                     s if s.starts_with("--") => {

@@ -10,7 +10,7 @@
 //! `__METAL_IOS__`/`__METAL_MACOS__` undefined.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
@@ -79,24 +79,40 @@ pub fn preprocess<'a>(
     file: &str,
     include_dirs: &[PathBuf],
 ) -> Result<Preprocessed<'a>> {
+    preprocess_with_defines(src, file, include_dirs, &BTreeMap::new())
+}
+
+/// [`preprocess`] with object-like macros defined before the file, as a compiler's
+/// `-D NAME=VALUE` options define them (an empty value defines `NAME` as `1`). A name that is
+/// not an identifier, or a value spanning lines, is an error naming it.
+pub fn preprocess_with_defines<'a>(
+    src: &'a str,
+    file: &str,
+    include_dirs: &[PathBuf],
+    defines: &BTreeMap<String, String>,
+) -> Result<Preprocessed<'a>> {
+    for (name, value) in defines {
+        check_define(name, value, file)?;
+    }
     let toks = lex(src, file, false)?;
-    let needs = toks.iter().any(|t| {
-        t.kind == TokenKind::Preprocessor && {
-            let d = directive(t.text(src)).0;
-            matches!(
-                d,
-                "define"
-                    | "if"
-                    | "ifdef"
-                    | "ifndef"
-                    | "undef"
-                    | "else"
-                    | "elif"
-                    | "endif"
-                    | "error"
-            ) || (d == "include" && !include_dirs.is_empty())
-        }
-    });
+    let needs = !defines.is_empty()
+        || toks.iter().any(|t| {
+            t.kind == TokenKind::Preprocessor && {
+                let d = directive(t.text(src)).0;
+                matches!(
+                    d,
+                    "define"
+                        | "if"
+                        | "ifdef"
+                        | "ifndef"
+                        | "undef"
+                        | "else"
+                        | "elif"
+                        | "endif"
+                        | "error"
+                ) || (d == "include" && !include_dirs.is_empty())
+            }
+        });
     if !needs {
         return Ok(Preprocessed {
             text: Cow::Borrowed(src),
@@ -114,11 +130,56 @@ pub fn preprocess<'a>(
         unseen: None,
     };
     p.predefine();
+    for (name, value) in defines {
+        p.macros.insert(
+            name.clone(),
+            Macro {
+                params: None,
+                variadic: false,
+                body: define_body(value).to_string(),
+            },
+        );
+    }
     let text = p.run(src, &toks, 1)?;
     Ok(Preprocessed {
         text: Cow::Owned(text),
         map: LineMap { segs: p.segs },
     })
+}
+
+/// The body of a command-line define: `-D NAME` (empty value) defines `NAME` as `1`.
+pub fn define_body(value: &str) -> &str {
+    if value.trim().is_empty() {
+        "1"
+    } else {
+        value.trim()
+    }
+}
+
+/// Checks one command-line define: `name` an identifier, `value` one line.
+fn check_define(name: &str, value: &str, file: &str) -> Result<()> {
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident {
+        return Err(Error::new(
+            file,
+            1,
+            1,
+            format!("define `{name}`: a macro name must be an identifier (letters, digits, _)"),
+        ));
+    }
+    if value.contains(['\n', '\r']) {
+        return Err(Error::new(
+            file,
+            1,
+            1,
+            format!("define `{name}`: the value must be on one line"),
+        ));
+    }
+    Ok(())
 }
 
 /// Splits `# name rest` into (`name`, `rest`).
@@ -993,5 +1054,26 @@ mod tests {
             pp("#define X X + 1\nint y = X;\n").lines().nth(1),
             Some("int y = X + 1;")
         );
+    }
+
+    #[test]
+    fn command_line_defines() {
+        let defs: BTreeMap<String, String> = [("N", "8"), ("FLAG", "")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let s = "#if FLAG\nint a[N];\n#else\nint none;\n#endif\nfloat b = N * 2;\n";
+        let out = preprocess_with_defines(s, "t", &[], &defs).unwrap().text;
+        assert!(out.contains("int a[8];"), "{out}");
+        assert!(!out.contains("int none;"));
+        assert!(out.contains("float b = 8 * 2;"));
+        // Expanded even when the file has no directive of its own.
+        let plain = preprocess_with_defines("int c = N;\n", "t", &[], &defs).unwrap();
+        assert_eq!(plain.text, "int c = 8;\n");
+        let bad: BTreeMap<String, String> = [("1X".to_string(), "2".to_string())].into();
+        let e = preprocess_with_defines("int c;\n", "t", &[], &bad).unwrap_err();
+        assert!(e.message.contains("`1X`"), "{}", e.message);
+        let multi: BTreeMap<String, String> = [("X".to_string(), "1\n2".to_string())].into();
+        assert!(preprocess_with_defines("int c;\n", "t", &[], &multi).is_err());
     }
 }

@@ -415,3 +415,20 @@ fn byte_order_mark_and_crlf() {
     assert!(t.text.contains("#line 3 \"kernel.metal\""));
     assert!(t.text.contains("a[i] = 1.0f;"));
 }
+
+#[test]
+fn defines_reach_the_preprocessor_and_the_target_compiler() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void f(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n#ifdef DOUBLE_IT\n    x[i] *= SCALE;\n#endif\n}\n";
+    for target in [Target::Cuda, Target::Cpu] {
+        let mut o = Options::new(target);
+        o.defines.insert("SCALE".into(), "2.5f".into());
+        o.defines.insert("DOUBLE_IT".into(), String::new());
+        let t = translate(src, &o).unwrap_or_else(|e| panic!("{e}"));
+        assert!(user_part(&t).contains("x[i] *= 2.5f;"), "{}", t.text);
+        assert!(t.text.contains("#define SCALE 2.5f\n"));
+        assert!(t.text.contains("#define DOUBLE_IT 1\n"));
+        // Without the define the guarded line is gone.
+        let plain = tr(src, target);
+        assert!(!user_part(&plain).contains("*="));
+    }
+}

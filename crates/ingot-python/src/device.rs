@@ -138,6 +138,10 @@ impl PyDevice {
 }
 
 /// Every available device, GPUs first, the CPU last.
+///
+/// >>> import ingot
+/// >>> ingot.devices()[-1]
+/// Device('cpu')
 #[pyfunction]
 fn devices() -> Vec<PyDevice> {
     ingot::devices()
@@ -149,6 +153,13 @@ fn devices() -> Vec<PyDevice> {
 /// The default device: the calling thread's current device (`with ingot.Device(...)`) when
 /// set, else the process's (`set_default_device`) when set, else `INGOT_DEVICE` when set, else
 /// the best available.
+///
+/// >>> import ingot
+/// >>> ingot.default_device() in ingot.devices()
+/// True
+/// >>> with ingot.Device("cpu"):
+/// ...     ingot.default_device()
+/// Device('cpu')
 #[pyfunction]
 fn default_device() -> PyResult<PyDevice> {
     Ok(PyDevice {

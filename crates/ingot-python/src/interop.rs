@@ -400,6 +400,10 @@ pub fn cuda_array_interface<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'
 
 /// `ingot.synchronize(device=None)`: waits for the device's queued work (the default device
 /// when none is given) and raises any device error it reported.
+///
+/// >>> import ingot
+/// >>> y = ingot.exp(ingot.ones(1000))   # queued on a GPU, done at once on the CPU
+/// >>> ingot.synchronize()               # waits until y is computed
 #[pyfunction]
 #[pyo3(signature = (device=None))]
 pub fn synchronize(py: Python<'_>, device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {

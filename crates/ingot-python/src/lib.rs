@@ -4,7 +4,7 @@
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
 //! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `sorting`, `linalg` (the linalg
-//! extension), `random` (the state of `ingot.random`), `kernel`, `interop`,
+//! extension), `random` (the state of `ingot.random`), `kernel`, `translate` (a kernel's translation for a target), `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
@@ -25,6 +25,7 @@ pub mod ops;
 pub mod pyarray;
 pub mod random;
 pub mod sorting;
+pub mod translate;
 
 use pyo3::prelude::*;
 
@@ -42,5 +43,6 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     interop::register(m)?;
     random::register(m)?;
     linalg::register(m)?;
+    translate::register(m)?;
     Ok(())
 }

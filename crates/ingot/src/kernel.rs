@@ -343,7 +343,8 @@ fn dtype_of(s: ScalarKind) -> DType {
 }
 
 impl ParamInfo {
-    fn from_msl(p: &ingot_msl::Param) -> ParamInfo {
+    /// The kernel API's view of a reflected MSL parameter.
+    pub(crate) fn from_msl(p: &ingot_msl::Param) -> ParamInfo {
         let kind = match p.kind {
             ParamKind::Buffer => ParamRole::Buffer,
             ParamKind::Bytes => ParamRole::Bytes,

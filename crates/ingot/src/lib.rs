@@ -4,10 +4,12 @@
 //! - [`ops`]: array operations by category, dispatched to a backend (native CPU code, or the
 //!   built-in MSL kernels on GPUs); also the [`Array`] methods that move data;
 //! - [`kernel`]: user MSL kernels: compile, reflect, bind arguments, launch;
+//!   [`translate`]: what a kernel becomes on a target, without its device;
 //! - [`array`]: [`Array`], a buffer + [`Layout`] + [`DType`] on a [`Device`], and its views;
 //! - [`runtime`]: the device contract ([`runtime::Runtime`], [`runtime::KernelBackend`]), the
 //!   registry of backends, and the backends (`cpu`, `cuda`, `metal`), one folder each;
-//! - [`device`], [`dtype`], [`layout`], [`cache`], [`error`]: the vocabulary everything shares.
+//! - [`device`], [`dtype`], [`layout`], [`cache`], [`error`]: the vocabulary everything shares;
+//!   [`progress`]: the progress line of long compiles.
 //!
 //! ```
 //! use ingot::{Array, Device, ops};
@@ -23,7 +25,9 @@ pub mod error;
 pub mod kernel;
 pub mod layout;
 pub mod ops;
+pub mod progress;
 pub mod runtime;
+pub mod translate;
 
 pub use array::Array;
 pub use device::Device;

@@ -110,6 +110,9 @@ pub struct CompileOptions {
     /// Checked mode: every access through a `device`/`constant`/`threadgroup` pointer is
     /// bounds-checked against the bound buffer, and a violation is [`Error::KernelFault`].
     pub checked: bool,
+    /// Macros defined before the source, like a compiler's `-D NAME=VALUE` (an empty value
+    /// defines `1`).
+    pub defines: BTreeMap<String, String>,
 }
 
 impl CompileOptions {

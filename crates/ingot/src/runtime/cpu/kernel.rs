@@ -173,11 +173,17 @@ impl KernelBackend for CpuKernelBackend {
         for (k, v) in &options.constants {
             h0.update(format!("\0{k}={}", constant_literal(*v)).as_bytes());
         }
+        for (k, v) in &options.defines {
+            h0.update(format!("\0-D{k}={v}").as_bytes());
+        }
         for (k, v) in ["INGOT_CXX", "PATH"].map(|k| (k, std::env::var(k).unwrap_or_default())) {
             h0.update(format!("\0{k}={v}").as_bytes());
         }
         h0.update(crate::cache::root().to_string_lossy().as_bytes());
         hash_include_dirs(&mut h0, &options.include_dirs);
+        for (k, v) in &options.defines {
+            h0.update(format!("\0-D{k}={v}").as_bytes());
+        }
         let source_key = hex(&h0.finalize());
         if let Some(l) = libraries()
             .lock()
@@ -313,6 +319,11 @@ fn build(
     ));
     std::fs::write(&tmp_cpp, src)
         .map_err(|e| Error::io(format!("writing {}", tmp_cpp.display()), e))?;
+    let progress = crate::progress::Progress::start(format!(
+        "compiling {} for the cpu ({})",
+        options.file(),
+        compiler.path.display()
+    ));
     let r = compiler.compile(
         &tmp_cpp,
         &tmp_so,
@@ -321,6 +332,7 @@ fn build(
         prelude,
         options.file(),
     );
+    drop(progress);
     let _ = std::fs::remove_file(&tmp_cpp);
     if let Err(e) = r {
         let _ = std::fs::remove_file(&tmp_so);

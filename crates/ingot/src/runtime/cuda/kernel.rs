@@ -119,6 +119,9 @@ impl KernelBackend for CudaKernels {
         for (k, v) in &options.constants {
             parts.push(format!("{k}={}", constant_literal(*v)).into_bytes());
         }
+        for (k, v) in &options.defines {
+            parts.push(format!("-D{k}={v}").into_bytes());
+        }
         for d in &options.include_dirs {
             parts.push(d.to_string_lossy().as_bytes().to_vec());
         }
@@ -209,8 +212,13 @@ impl UnitCompiler for CudaUnits {
                         m
                     }
                     None => {
+                        let progress = crate::progress::Progress::start(format!(
+                            "compiling {} for cuda (NVRTC)",
+                            options.file()
+                        ));
                         let cubin =
                             nvrtc::compile_cubin(&t.text, options.file(), headers, arch, &flags)?;
+                        drop(progress);
                         stats::record_compiled();
                         let m = load_module(&cubin)?;
                         // A cache that cannot be written only costs a recompile next time.

@@ -224,6 +224,7 @@ fn reflect(
     o.include_dirs = options.include_dirs.clone();
     o.constants = merged_constants(&options.constants, constants);
     o.fast_math = options.math_mode == MathMode::Fast;
+    o.defines = options.defines.clone();
     ingot_msl::reflect_with(source, &o)
         .or_else(|e| {
             // A construct the CUDA target rejects may still be fine for Metal: plain
@@ -235,6 +236,22 @@ fn reflect(
             }
         })
         .map_err(translation_error)
+}
+
+/// `text` preceded by one `#define` per user define, then a `#line 1` so that the Metal
+/// compiler's messages keep the user's line numbers.
+fn with_defines(text: String, file: &str, defines: &BTreeMap<String, String>) -> String {
+    if defines.is_empty() {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 64 * defines.len());
+    for (name, value) in defines {
+        let value = ingot_msl::preprocess::define_body(value);
+        out.push_str(&format!("#define {name} {value}\n"));
+    }
+    out.push_str(&format!("#line 1 \"{}\"\n", escape(file)));
+    out.push_str(&text);
+    out
 }
 
 fn compile_error(file: &str, e: &objc2_foundation::NSError) -> Error {
@@ -253,6 +270,7 @@ impl KernelBackend for MetalKernels {
         let reflection = reflect(source, options, &Constants::new())?;
         let file = options.file().to_string();
         let text = inline_includes(source, &file, &options.include_dirs, &mut HashSet::new(), 0)?;
+        let text = with_defines(text, &file, &options.defines);
         let version = language_version();
         let source_key = cache::key(&[
             text.as_bytes(),
@@ -370,6 +388,9 @@ impl MetalLibrary {
                 opts.setLanguageVersion(v);
             }
             let src = NSString::from_str(&self.text);
+            // Shown (on an interactive stderr) while the Metal compiler runs over 2 s.
+            let _progress =
+                crate::progress::Progress::start(format!("compiling {} for metal", self.file));
             self.inner
                 .device()
                 .newLibraryWithSource_options_error(&src, Some(&opts))

@@ -1,0 +1,66 @@
+"""Every public function of the ingot namespace (and of ``ingot.linalg`` and ``ingot.random``)
+has a docstring with an example, and the examples run and print what they show.
+
+The examples run as doctests on the default device, with ``ingot``, ``xp`` (ingot) and ``np``
+(NumPy) imported, and with ``...`` matching any text (so ``2.718...`` stands for a float's
+remaining digits) and runs of whitespace compared as one space.
+"""
+
+from __future__ import annotations
+
+import doctest
+import inspect
+
+import numpy as np
+import pytest
+
+import ingot
+
+NAMESPACES = {"ingot": ingot, "ingot.linalg": ingot.linalg, "ingot.random": ingot.random}
+
+
+def public_functions():
+    """(qualified name, function) of the namespaces' public functions, aliases once."""
+    seen = set()
+    out = []
+    for prefix, ns in NAMESPACES.items():
+        names = getattr(ns, "__all__", None) or dir(ns)
+        for name in sorted(set(names)):
+            if name.startswith("_") and name != "__array_namespace_info__":
+                continue
+            obj = getattr(ns, name, None)
+            if not (inspect.isfunction(obj) or inspect.isbuiltin(obj)):
+                continue
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            out.append((f"{prefix}.{name}", obj))
+    return out
+
+
+FUNCTIONS = public_functions()
+
+
+def test_the_walk_finds_the_namespace():
+    names = {n for n, _ in FUNCTIONS}
+    assert {"ingot.compile", "ingot.exp", "ingot.sum", "ingot.asarray", "ingot.translate",
+            "ingot.linalg.solve", "ingot.random.default_rng"} <= names
+    assert len(names) > 150
+
+
+def test_help_of_compile_shows_an_example():
+    doc = ingot.compile.__doc__ or ""
+    assert ">>>" in doc and "ingot.compile(" in doc
+
+
+@pytest.mark.parametrize("name,fn", FUNCTIONS, ids=[n for n, _ in FUNCTIONS])
+def test_docstring_has_a_working_example(name, fn):
+    doc = inspect.getdoc(fn) or ""
+    assert doc.strip(), f"{name} has no docstring"
+    assert ">>>" in doc, f"{name}'s docstring has no example"
+    globs = {"ingot": ingot, "xp": ingot, "np": np}
+    test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    out = []
+    runner.run(test, out=out.append)
+    assert runner.failures == 0, "".join(out)

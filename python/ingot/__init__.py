@@ -35,6 +35,8 @@ from ._dtypes import (
     bfloat16,
     bool,
     can_cast,
+    complex64,
+    complex128,
     finfo,
     float16,
     float32,
@@ -78,8 +80,9 @@ from ._sets import isin, unique_all, unique_counts, unique_inverse, unique_value
 from ._sorting import argsort, searchsorted, sort
 from ._kernels import Kernel, KernelParameter, Library, compile, load
 from . import linalg, random
+from . import fft
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 e = 2.718281828459045
 pi = 3.141592653589793

@@ -44,7 +44,7 @@ macro_rules! host_element {
 }
 host_element!(i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, u8 => UInt8, u16 => UInt16,
     u32 => UInt32, u64 => UInt64, half::f16 => Float16, half::bf16 => BFloat16, f32 => Float32,
-    f64 => Float64);
+    f64 => Float64, num_complex::Complex<f32> => Complex64, num_complex::Complex<f64> => Complex128);
 
 impl Array {
     /// An array over `buffer` with `layout`. Fails if the layout reaches outside the buffer.

@@ -34,6 +34,9 @@ pub fn binary(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
         cast_view(a, compute, &shape)?,
         cast_view(b, compute, &shape)?,
     );
+    if compute.is_complex() && out.device() != Device::Cpu {
+        return super::complex::gpu_binary(op, &x, &y);
+    }
     dispatch(op, &x, &y, &out)?;
     Ok(out)
 }
@@ -61,7 +64,9 @@ pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()
     }
     // Straight into `out` when every input either does not share its memory or is exactly `out`
     // (each element is read before it is written, by the same thread): no temporary, one pass.
-    if result == out.dtype() && out.is_contiguous() {
+    // (GPU complex ops are composed of several kernels: they go through the temporary.)
+    let composed = compute.is_complex() && out.device() != Device::Cpu;
+    if result == out.dtype() && out.is_contiguous() && !composed {
         let (x, y) = (
             cast_view(a, compute, &shape)?,
             cast_view(b, compute, &shape)?,
@@ -91,6 +96,9 @@ pub fn where_(cond: &Array, a: &Array, b: &Array) -> Result<Array> {
     let shape = broadcast_shapes(&[cond.shape(), a.shape(), b.shape()])?;
     let c = cast_view(cond, DType::Bool, &shape)?;
     let (x, y) = (cast_view(a, result, &shape)?, cast_view(b, result, &shape)?);
+    if result.is_complex() && a.device() != Device::Cpu {
+        return super::complex::gpu_where(&c, &x, &y);
+    }
     let out = Array::empty(&shape, result, a.device())?;
     match out.device() {
         Device::Cpu => super::cpu::where_(&c, &x, &y, &out)?,

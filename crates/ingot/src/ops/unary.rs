@@ -15,6 +15,9 @@ use crate::error::Result;
 /// ```
 pub fn unary(op: UnaryOp, x: &Array) -> Result<Array> {
     let (compute, result) = op.dtypes(x.dtype())?;
+    if compute.is_complex() && x.device() != Device::Cpu {
+        return super::complex::gpu_unary(op, &x.astype(compute)?);
+    }
     let input = if x.dtype() == compute {
         x.clone()
     } else {

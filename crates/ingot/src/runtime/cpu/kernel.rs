@@ -248,6 +248,8 @@ fn scalar_literal(v: crate::dtype::Scalar) -> String {
                 format!("{f}")
             }
         }
+        // Function constants are bool, integer or real (checked when they are given).
+        Scalar::Complex(re, _) => scalar_literal(Scalar::Float(re)),
     }
 }
 

@@ -182,6 +182,8 @@ fn scalar_text(v: crate::dtype::Scalar) -> String {
         crate::dtype::Scalar::Int(i) => i.to_string(),
         crate::dtype::Scalar::UInt(u) => u.to_string(),
         crate::dtype::Scalar::Float(f) => format!("{f:?}"),
+        // Function constants are bool, integer or real (checked when they are given).
+        crate::dtype::Scalar::Complex(re, _) => format!("{re:?}"),
     }
 }
 

@@ -187,6 +187,24 @@ impl Array {
         Array::from_parts(self.buffer.clone(), self.layout.clone(), dtype)
     }
 
+    /// The real (`imag = false`) or imaginary part of a complex array as a strided view of its
+    /// real dtype (`complex64` -> `float32`); writes through the view change this array.
+    pub fn complex_part(&self, imag: bool) -> Result<Array> {
+        if !self.dtype.is_complex() {
+            return Err(Error::DTypeMismatch(format!(
+                "the parts of an array of {} (not complex)",
+                self.dtype
+            )));
+        }
+        let l = &self.layout;
+        let layout = Layout::new(
+            l.shape().to_vec(),
+            l.strides().iter().map(|&s| s * 2).collect(),
+            l.offset() * 2 + imag as usize,
+        )?;
+        Array::from_parts(self.buffer.clone(), layout, self.dtype.real_dtype())
+    }
+
     /// Basic indexing: integers, slices, new axes, one ellipsis. Returns a view.
     pub fn index(&self, items: &[IndexItem]) -> Result<Array> {
         self.with_layout(self.layout.index(items)?)

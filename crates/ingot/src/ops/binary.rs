@@ -34,9 +34,6 @@ pub fn binary(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
         cast_view(a, compute, &shape)?,
         cast_view(b, compute, &shape)?,
     );
-    if compute.is_complex() && out.device() != Device::Cpu {
-        return super::complex::gpu_binary(op, &x, &y);
-    }
     dispatch(op, &x, &y, &out)?;
     Ok(out)
 }
@@ -64,9 +61,7 @@ pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()
     }
     // Straight into `out` when every input either does not share its memory or is exactly `out`
     // (each element is read before it is written, by the same thread): no temporary, one pass.
-    // (GPU complex ops are composed of several kernels: they go through the temporary.)
-    let composed = compute.is_complex() && out.device() != Device::Cpu;
-    if result == out.dtype() && out.is_contiguous() && !composed {
+    if result == out.dtype() && out.is_contiguous() {
         let (x, y) = (
             cast_view(a, compute, &shape)?,
             cast_view(b, compute, &shape)?,
@@ -85,6 +80,7 @@ pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()
 fn dispatch(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
     match out.device() {
         Device::Cpu => super::cpu::binary(op, x, y, out),
+        _ if x.dtype().is_complex() => super::gpu::complex_binary(op, x, y, out),
         _ => super::gpu::binary(op, x, y, out),
     }
 }
@@ -96,12 +92,10 @@ pub fn where_(cond: &Array, a: &Array, b: &Array) -> Result<Array> {
     let shape = broadcast_shapes(&[cond.shape(), a.shape(), b.shape()])?;
     let c = cast_view(cond, DType::Bool, &shape)?;
     let (x, y) = (cast_view(a, result, &shape)?, cast_view(b, result, &shape)?);
-    if result.is_complex() && a.device() != Device::Cpu {
-        return super::complex::gpu_where(&c, &x, &y);
-    }
     let out = Array::empty(&shape, result, a.device())?;
     match out.device() {
         Device::Cpu => super::cpu::where_(&c, &x, &y, &out)?,
+        _ if result.is_complex() => super::gpu::complex_where(&c, &x, &y, &out)?,
         _ => super::gpu::where_(&c, &x, &y, &out)?,
     }
     Ok(out)

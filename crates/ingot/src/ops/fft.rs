@@ -6,7 +6,7 @@
 //! ([`crate::runtime::Runtime::fft`]: cuFFT on CUDA); devices without one transform on the host
 //! and move the result back.
 
-use super::complex::{conj, part};
+use super::complex::conj;
 use super::op::BinaryOp;
 use crate::array::Array;
 use crate::device::Device;
@@ -107,7 +107,7 @@ fn run_rows(kind: FftKind, input: &Array, output: &Array, n: usize, scale: f64) 
     };
     if kind == FftKind::C2R && input.size() > 0 {
         // NumPy ignores the imaginary parts of the zero and Nyquist terms; cuFFT need not.
-        let im = part(input, true)?;
+        let im = input.complex_part(true)?;
         let zero = Array::scalar(Scalar::Int(0), im.dtype(), dev)?;
         let at = |j: usize| im.index(&[IndexItem::Ellipsis, IndexItem::Int(j as isize)]);
         at(0)?.assign(&zero)?;

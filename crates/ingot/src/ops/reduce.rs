@@ -47,15 +47,13 @@ pub fn reduce(op: ReduceOp, x: &Array, axes: Option<&[isize]>, keepdims: bool) -
         )));
     }
     let result = op.result_dtype(x.dtype())?;
-    if x.dtype().is_complex() && x.device() != Device::Cpu {
-        return super::complex::gpu_reduce(op, x, axes, keepdims);
-    }
     let kept: Vec<usize> = (0..x.ndim())
         .map(|i| if axes_n.contains(&i) { 1 } else { x.shape()[i] })
         .collect();
     let out = Array::empty(&kept, result, x.device())?;
     match x.device() {
         Device::Cpu => super::cpu::reduce(op, x, &axes_n, &out)?,
+        _ if x.dtype().is_complex() => super::gpu::complex_reduce(op, x, &axes_n, &out)?,
         _ => super::gpu::reduce(op, x, &axes_n, &out)?,
     }
     if keepdims {

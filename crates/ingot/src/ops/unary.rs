@@ -15,9 +15,6 @@ use crate::error::Result;
 /// ```
 pub fn unary(op: UnaryOp, x: &Array) -> Result<Array> {
     let (compute, result) = op.dtypes(x.dtype())?;
-    if compute.is_complex() && x.device() != Device::Cpu {
-        return super::complex::gpu_unary(op, &x.astype(compute)?);
-    }
     let input = if x.dtype() == compute {
         x.clone()
     } else {
@@ -26,6 +23,7 @@ pub fn unary(op: UnaryOp, x: &Array) -> Result<Array> {
     let out = Array::empty(x.shape(), result, x.device())?;
     match x.device() {
         Device::Cpu => super::cpu::unary(op, &input, &out)?,
+        _ if compute.is_complex() => super::gpu::complex_unary(op, &input, &out)?,
         _ => super::gpu::unary(op, &input, &out)?,
     }
     Ok(out)

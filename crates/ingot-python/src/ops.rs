@@ -366,7 +366,7 @@ fn scalar_dtype<'py>(
 #[pyfunction]
 fn complex_part(py: Python<'_>, name: &str, x: &PyArray) -> PyResult<PyArray> {
     let x = x.inner.clone();
-    let f = match name {
+    let f: fn(&Array) -> ingot::Result<Array> = match name {
         "real" => ops::real,
         "imag" => ops::imag,
         "conj" => ops::conj,

@@ -116,11 +116,10 @@ fn r2c_t<R: Elem, E: Elem, T: Part>(x: &Array, out: &Array, scale: f64) -> Resul
         return Ok(());
     }
     let m = n / 2 + 1;
-    // The transform overwrites its input: work on a copy.
-    let xc = x.copy()?;
-    // SAFETY: `xc` is a fresh copy, `out` a fresh contiguous array owned by the caller.
+    // SAFETY: `x` (used as scratch by the transform) and `out` are fresh contiguous arrays the
+    // caller owns.
     let (input, output): (&mut [T], &mut [Complex<T>]) =
-        unsafe { (rows_mut::<R, T>(&xc)?, rows_mut::<E, Complex<T>>(out)?) };
+        unsafe { (rows_mut::<R, T>(x)?, rows_mut::<E, Complex<T>>(out)?) };
     let plan = lock(T::real_planner()).plan_fft_forward(n);
     let s = T::from_f64_(scale);
     let run = |(i, o): (&mut [T], &mut [Complex<T>])| {
@@ -147,7 +146,7 @@ fn r2c_t<R: Elem, E: Elem, T: Part>(x: &Array, out: &Array, scale: f64) -> Resul
 }
 
 /// Real-to-complex FFT of each row of the contiguous real `x` (`n` per row) into the
-/// contiguous complex `out` (`n / 2 + 1` per row), scaled by `scale`.
+/// contiguous complex `out` (`n / 2 + 1` per row), scaled by `scale`; `x` is overwritten.
 pub(crate) fn r2c(x: &Array, out: &Array, scale: f64) -> Result<()> {
     match (x.dtype(), out.dtype()) {
         (DType::Float32, DType::Complex64) => r2c_t::<f32, C32, f32>(x, out, scale),
@@ -164,10 +163,10 @@ fn c2r_t<E: Elem, R: Elem, T: Part>(x: &Array, out: &Array, scale: f64) -> Resul
         return Ok(());
     }
     let m = n / 2 + 1;
-    let xc = x.copy()?;
-    // SAFETY: `xc` is a fresh copy, `out` a fresh contiguous array owned by the caller.
+    // SAFETY: `x` (used as scratch by the transform) and `out` are fresh contiguous arrays the
+    // caller owns.
     let (input, output): (&mut [Complex<T>], &mut [T]) =
-        unsafe { (rows_mut::<E, Complex<T>>(&xc)?, rows_mut::<R, T>(out)?) };
+        unsafe { (rows_mut::<E, Complex<T>>(x)?, rows_mut::<R, T>(out)?) };
     let plan = lock(T::real_planner()).plan_fft_inverse(n);
     let s = T::from_f64_(scale);
     let run = |(i, o): (&mut [Complex<T>], &mut [T])| {
@@ -199,7 +198,7 @@ fn c2r_t<E: Elem, R: Elem, T: Part>(x: &Array, out: &Array, scale: f64) -> Resul
 }
 
 /// Complex-to-real inverse FFT of each row of the contiguous complex `x` (`n / 2 + 1` per row)
-/// into the contiguous real `out` (`n` per row), scaled by `scale`.
+/// into the contiguous real `out` (`n` per row), scaled by `scale`; `x` is overwritten.
 pub(crate) fn c2r(x: &Array, out: &Array, scale: f64) -> Result<()> {
     match (x.dtype(), out.dtype()) {
         (DType::Complex64, DType::Float32) => c2r_t::<C32, f32, f32>(x, out, scale),

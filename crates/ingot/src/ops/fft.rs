@@ -111,7 +111,7 @@ fn run_rows(kind: FftKind, input: &Array, output: &Array, n: usize, scale: f64) 
         let zero = Array::scalar(Scalar::Int(0), im.dtype(), dev)?;
         let at = |j: usize| im.index(&[IndexItem::Ellipsis, IndexItem::Int(j as isize)]);
         at(0)?.assign(&zero)?;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             at(m - 1)?.assign(&zero)?;
         }
     }

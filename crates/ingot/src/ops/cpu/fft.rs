@@ -49,6 +49,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 ///
 /// # Safety
 /// `a` must be contiguous host memory of element type `E`, not aliased while the slice lives.
+// The memory belongs to the array's buffer, not to the `&Array` borrow: exclusivity is the
+// caller's contract (fresh arrays only), as for the other raw-pointer kernels of this backend.
+#[allow(clippy::mut_from_ref)]
 unsafe fn rows_mut<E: Elem, F>(a: &Array) -> Result<&mut [F]> {
     if !a.is_contiguous() {
         return Err(Error::Value(
@@ -175,7 +178,7 @@ fn c2r_t<E: Elem, R: Elem, T: Part>(x: &Array, out: &Array, scale: f64) -> Resul
             // NumPy ignores the imaginary parts of the zero (and Nyquist) terms; realfft
             // reports them but transforms all the same.
             ir[0].im = T::default();
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 ir[m - 1].im = T::default();
             }
             let _ = plan.process_with_scratch(ir, or, &mut scratch);

@@ -153,6 +153,28 @@ def random_cases(rng, samples: int) -> List[dict]:
     return rows
 
 
+def fft_cases(rng, samples: int) -> List[dict]:
+    """ingot.fft against numpy.fft (pocketfft) on 2^24 complex64 values (issue #14), and the
+    real transform of 2^24 float32 values."""
+    n = 1 << 24
+    z_np = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    r_np = rng.standard_normal(n).astype(np.float32)
+    z, r = ingot.asarray(z_np, copy=True), ingot.asarray(r_np, copy=True)
+    cases = {
+        "fft c64": (lambda: np.fft.fft(z_np), lambda: ingot.fft.fft(z)),
+        "ifft c64": (lambda: np.fft.ifft(z_np), lambda: ingot.fft.ifft(z)),
+        "rfft f32": (lambda: np.fft.rfft(r_np), lambda: ingot.fft.rfft(r)),
+    }
+    rows = []
+    s = max(3, samples // 2)
+    for name, (f_np, f_ig) in cases.items():
+        t_np, t_ig = time_call(f_np, s), time_call(f_ig, s)
+        rows.append({"op": name, "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
+        print(f"{name:>17} {n:>11,d}  numpy {t_np * 1e3:10.3f} ms  ingot {t_ig * 1e3:10.3f} ms  ratio {t_np / t_ig:6.2f}",
+              flush=True)
+    return rows
+
+
 def main(argv: List[str] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--max-size", type=float, default=1e8, help="largest element count (default 1e8)")
@@ -163,6 +185,7 @@ def main(argv: List[str] = None) -> int:
     p.add_argument("--linalg-sizes", default="1024,4096",
                    help="matrix sizes of the linalg cases (solve, qr, svd, ...), comma-separated; '' for none")
     p.add_argument("--linalg-only", action="store_true", help="only the linalg and random cases")
+    p.add_argument("--fft-only", action="store_true", help="only the fft cases")
     p.add_argument("--no-write", action="store_true", help="print only")
     args = p.parse_args(argv)
 
@@ -174,6 +197,9 @@ def main(argv: List[str] = None) -> int:
     while sizes and sizes[-1] * 4 * 8 > available_memory() // 2:
         sizes.pop()
     rows = []
+    if args.fft_only:
+        sizes = []
+        args.no_sort = args.no_matmul = True
     for n in sizes:
         a_np = rng.uniform(-10, 10, n).astype(np.float32)
         b_np = rng.uniform(-10, 10, n).astype(np.float32)
@@ -219,10 +245,12 @@ def main(argv: List[str] = None) -> int:
             rows.append({"op": "matmul", "size": n, "numpy_s": t_np, "ingot_s": t_ig, "ratio": t_np / t_ig})
             print(f"{'matmul':>9} {n:>11,d}  numpy {t_np * 1e3:10.4f} ms  ingot {t_ig * 1e3:10.4f} ms  ratio {t_np / t_ig:6.2f}", flush=True)
 
-    if not args.only_sort:
+    if not (args.only_sort or args.fft_only):
         for n in [int(x) for x in args.linalg_sizes.split(",") if x]:
             rows.extend(linalg_cases(n, rng, args.samples))
         rows.extend(random_cases(rng, args.samples))
+    if not (args.only_sort or args.linalg_only):
+        rows.extend(fft_cases(rng, args.samples))
 
     now = dt.datetime.now(dt.timezone.utc)
     meta = {

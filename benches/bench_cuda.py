@@ -54,6 +54,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     ap.add_argument("--linalg-only", action="store_true", help="only the linalg and random cases")
     ap.add_argument("--no-linalg", action="store_true", help="skip the linalg and random cases")
+    ap.add_argument("--fft-only", action="store_true", help="only the fft cases")
     args = ap.parse_args()
 
     dev = ig.default_device()
@@ -86,14 +87,16 @@ def main() -> int:
         ratio = f"{row['ratio_vs_best']:.2f}x" if row["ratio_vs_best"] else "-"
         print(f"{case:34s} ingot {fmt(t_ig)}  cupy {fmt(t_cp)}  torch {fmt(t_th)}  ratio {ratio:>6}{extra}", flush=True)
 
-    if args.linalg_only:
+    if args.linalg_only or args.fft_only:
         n = 0
     copy_bw = None
-    if not args.linalg_only:
+    if not (args.linalg_only or args.fft_only):
         copy_bw = elementwise_and_matmul(args, rng, n, side, record)
-    if not args.no_linalg:
+    if not (args.no_linalg or args.fft_only):
         linalg_and_random(args, rng, record)
     if not args.linalg_only:
+        fft_cases(args, rng, record)
+    if not (args.linalg_only or args.fft_only):
         latency_cases(record)
     write(args, dev, n, copy_bw, rows)
     return 0
@@ -253,6 +256,30 @@ def elementwise_and_matmul(args, rng, n, side, record):
             record(f"matmul {size} {dt_name}", None, t_ig, t_cp, t_th, flops=flops)
             del x, y, tx, ty, cx, cy
     return copy_bw
+
+
+def fft_cases(args, rng, record):
+    """fft of 2^24 complex64 values (issue #14: >= 0.9x CuPy), its inverse, and rfft of 2^24
+    float32 values."""
+    n = 1 << (20 if args.quick else 24)
+    k = n.bit_length() - 1
+    z_h = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    r_h = rng.standard_normal(n).astype(np.float32)
+    z, r = ig.asarray(z_h), ig.asarray(r_h)
+    cz, cr = (cp.asarray(z_h), cp.asarray(r_h)) if cp else (None, None)
+    tz, tr = (torch.from_numpy(z_h).cuda(), torch.from_numpy(r_h).cuda()) if torch else (None, None)
+    for name, nbytes, f_ig, f_cp, f_th in (
+        (f"fft 2^{k} complex64", 16 * n, lambda: ig.fft.fft(z), lambda: cp.fft.fft(cz),
+         lambda: torch.fft.fft(tz)),
+        (f"ifft 2^{k} complex64", 16 * n, lambda: ig.fft.ifft(z), lambda: cp.fft.ifft(cz),
+         lambda: torch.fft.ifft(tz)),
+        (f"rfft 2^{k} float32", 8 * n, lambda: ig.fft.rfft(r), lambda: cp.fft.rfft(cr),
+         lambda: torch.fft.rfft(tr)),
+    ):
+        t_ig = _try(f"{name} ingot", f_ig, _sync_ingot)
+        t_cp = _try(f"{name} cupy", f_cp, _sync_cupy) if cp else None
+        t_th = _try(f"{name} torch", f_th, _sync_torch) if torch else None
+        record(name, nbytes, t_ig, t_cp, t_th)
 
 
 def _try(label, fn, sync, **kw):

@@ -65,6 +65,7 @@ LAYERS = {
         ("sorting", 4),
         ("random", 4),
         ("linalg", 4),
+        ("fft", 4),
         ("kernel", 5),
         ("array", 6),
         ("array_operators", 6),

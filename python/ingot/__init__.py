@@ -37,6 +37,8 @@ from ._dtypes import (
     bfloat16,
     bool,
     can_cast,
+    complex64,
+    complex128,
     finfo,
     float16,
     float32,
@@ -83,8 +85,9 @@ from ._ingot import Translation, translate
 from . import linalg, random
 from ._fuse import ElementwiseKernel, ReductionKernel, elementwise_kernel, fuse, reduction_kernel
 from . import nn
+from . import fft
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 e = 2.718281828459045
 pi = 3.141592653589793

@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from . import _ingot
-from ._dtypes import as_dtype, bfloat16, float64, int64
+from ._dtypes import as_dtype, bfloat16, complex128, float64, int64
 from ._ingot import Array, Device, DType
 
 Shape = Union[int, Sequence[int]]
@@ -27,7 +27,9 @@ def _python_default_dtype(value: Any) -> DType:
         return int64
     if isinstance(value, float):
         return float64
-    raise TypeError(f"expected a Python bool, int or float, got {type(value).__name__}")
+    if isinstance(value, complex):
+        return complex128
+    raise TypeError(f"expected a Python bool, int, float or complex, got {type(value).__name__}")
 
 
 def _numpy_from_python(obj: Any, dtype: Optional[DType]) -> np.ndarray:
@@ -92,10 +94,10 @@ def asarray(
     if isinstance(obj, (np.ndarray, np.generic)):
         a = np.asarray(obj)
         from_python = False
-    elif isinstance(obj, (builtins.bool, int, float, list, tuple)):
+    elif isinstance(obj, (builtins.bool, int, float, complex, list, tuple)):
         if copy is False:
             raise ValueError("copy=False: a Python scalar or sequence always needs a copy")
-        if isinstance(obj, (builtins.bool, int, float)) and d is None:
+        if isinstance(obj, (builtins.bool, int, float, complex)) and d is None:
             d = _python_default_dtype(obj)
         a = _numpy_from_python(obj, d)
         from_python = True
@@ -213,14 +215,30 @@ def linspace(
     device: Any = None,
     endpoint: builtins.bool = True,
 ) -> Array:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (default dtype float64)."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` (default dtype float64, complex128
+    for complex ``start`` or ``stop``)."""
     if not isinstance(num, int) or isinstance(num, builtins.bool):
         raise TypeError("linspace: num must be an integer")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    if dtype is None:
+        dtype = complex128 if is_complex else float64
+    d = as_dtype(dtype)
+    if is_complex or d.kind == "complex floating":
+        # Real and imaginary parts spaced apart, in the parts' real dtype.
+        start, stop = complex(start), complex(stop)
+        if not all(math.isfinite(v) for v in (start.real, start.imag, stop.real, stop.imag)):
+            raise ValueError("linspace: start and stop must be finite")
+        if d.kind != "complex floating":
+            raise TypeError(f"linspace: complex start or stop needs a complex dtype, got {d}")
+        part = float64 if d == complex128 else _ingot.float32
+        dev = _device(device)
+        re = _ingot.linspace(start.real, stop.real, num, builtins.bool(endpoint), part, dev)
+        im = _ingot.linspace(start.imag, stop.imag, num, builtins.bool(endpoint), part, dev)
+        return re.astype(d) + im.astype(d) * 1j
     if not (math.isfinite(start) and math.isfinite(stop)):
         raise ValueError("linspace: start and stop must be finite")
-    d = as_dtype(dtype if dtype is not None else float64)
     return _ingot.linspace(float(start), float(stop), num, builtins.bool(endpoint), d, _device(device))
 
 

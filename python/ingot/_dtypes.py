@@ -20,16 +20,19 @@ float16 = _ingot.float16
 bfloat16 = _ingot.bfloat16
 float32 = _ingot.float32
 float64 = _ingot.float64
+complex64 = _ingot.complex64
+complex128 = _ingot.complex128
 
 _builtin_bool = type(True)
 
 ALL_DTYPES = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-              float16, bfloat16, float32, float64)
+              float16, bfloat16, float32, float64, complex64, complex128)
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
 FLOATING = (float16, bfloat16, float32, float64)
-NUMERIC = INTEGER + FLOATING
+COMPLEX = (complex64, complex128)
+NUMERIC = INTEGER + FLOATING + COMPLEX
 
 
 def as_dtype(dtype: Any) -> DType:
@@ -67,9 +70,14 @@ def _dtype_of(x: Any) -> DType:
 
 
 def finfo(type: Any, /) -> finfo_object:
-    """Machine limits of a floating-point dtype (or of an array's dtype)."""
+    """Machine limits of a floating-point dtype (or of an array's dtype); a complex dtype gives
+    the limits of its parts (``finfo(complex64).dtype`` is float32, as the standard says)."""
     d = _dtype_of(type)
     bits, eps, mx, mn, normal, sub = d._finfo()
+    if d == complex64:
+        d = float32
+    elif d == complex128:
+        d = float64
     return finfo_object(bits, eps, mx, mn, normal, sub, d)
 
 
@@ -90,7 +98,7 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     for x in arrays_and_dtypes:
         if isinstance(x, Array):
             dtypes.append(x.dtype)
-        elif isinstance(x, (_builtin_bool, int, float)):
+        elif isinstance(x, (_builtin_bool, int, float, complex)):
             scalars.append(x)
         else:
             dtypes.append(as_dtype(x))
@@ -117,7 +125,7 @@ _KINDS = {
     "unsigned integer": UNSIGNED,
     "integral": INTEGER,
     "real floating": FLOATING,
-    "complex floating": (),
+    "complex floating": COMPLEX,
     "numeric": NUMERIC,
 }
 

@@ -14,7 +14,7 @@ from ._dtypes import as_dtype
 from ._ingot import Array
 
 Axis = Optional[Union[int, Tuple[int, ...]]]
-Operand = Union[Array, builtins.bool, int, float]
+Operand = Union[Array, builtins.bool, int, float, complex]
 
 
 def _check_array(x: Any, name: str) -> Array:
@@ -82,6 +82,20 @@ reciprocal = _unary("reciprocal", "``1 / x`` (integers give a float).")
 signbit = _unary("signbit", "True where the sign bit is set (``-0.0`` and negative NaNs included).")
 
 
+def _complex_part(name: str, doc: str) -> Callable[[Array], Array]:
+    def f(x: Array, /) -> Array:
+        return _ingot.complex_part(name, _check_array(x, name))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc + "\n\nA new array (real inputs give a copy of themselves, or zeros for ``imag``)."
+    return f
+
+
+real = _complex_part("real", "The real part (float32 for complex64, float64 for complex128).")
+imag = _complex_part("imag", "The imaginary part (float32 for complex64, float64 for complex128).")
+conj = _complex_part("conj", "The complex conjugate.")
+
+
 def round(x: Array, /, decimals: int = 0) -> Array:
     """Round half to even, as NumPy (``decimals`` must be 0)."""
     if decimals != 0:
@@ -130,6 +144,7 @@ invert = bitwise_invert
 left_shift, right_shift = bitwise_left_shift, bitwise_right_shift
 true_divide = divide
 mod = remainder
+conjugate = conj
 
 
 def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
@@ -533,6 +548,8 @@ __all__ = [
     "ceil",
     "clip",
     "concat",
+    "conj",
+    "conjugate",
     "copysign",
     "cos",
     "cosh",
@@ -552,6 +569,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "hypot",
+    "imag",
     "invert",
     "isfinite",
     "isinf",
@@ -585,6 +603,7 @@ __all__ = [
     "pow",
     "power",
     "prod",
+    "real",
     "reciprocal",
     "remainder",
     "reshape",

@@ -27,10 +27,11 @@ class Info:
         return _ingot.devices()
 
     def default_dtypes(self, *, device: Optional[Union[Device, str]] = None) -> Dict[str, Any]:
-        """Default dtypes: float64 for real floating, int64 for integral and indexing."""
+        """Default dtypes: float64 for real floating, complex128 for complex floating, int64 for
+        integral and indexing."""
         return {
             "real floating": _ingot.float64,
-            "complex floating": None,
+            "complex floating": _ingot.complex128,
             "integral": _ingot.int64,
             "indexing": _ingot.int64,
         }
@@ -42,14 +43,15 @@ class Info:
         kind: Optional[Union[str, tuple]] = None,
     ) -> Dict[str, DType]:
         """The array API dtypes that ``device`` (default: the default device) holds, by name,
-        optionally only those of ``kind``. float64 is left out on devices without it (Metal);
+        optionally only those of ``kind``. float64 and complex128 are left out on devices without
+        them (Metal);
         bfloat16, an extension, is not listed (it is not an array API dtype)."""
         dev = _ingot.default_device() if device is None else Device(device)
         out = {}
         for d in ALL_DTYPES:
             if d == _ingot.bfloat16 or (kind is not None and not isdtype(d, kind)):
                 continue
-            if d == _ingot.float64 and dev.kind == "metal":
+            if d in (_ingot.float64, _ingot.complex128) and dev.kind == "metal":
                 continue
             out[d.name] = d
         return out

@@ -33,6 +33,11 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
+    "complex_part",
+    "fft_1d",
+    "fft_nd",
     "from_numpy",
     "full",
     "int16",
@@ -89,7 +94,7 @@ __all__ = [
 
 _DTypeLike = Union["DType", str, type, np.dtype]
 _DeviceLike = Union["Device", str]
-_Scalar = Union[builtins.bool, int, float]
+_Scalar = Union[builtins.bool, int, float, complex]
 _Operand = Union["Array", _Scalar, np.ndarray, np.generic]
 _Shape = Union[int, Sequence[int]]
 _Axis = Optional[Union[int, Sequence[int]]]
@@ -138,6 +143,8 @@ float16: DType
 bfloat16: DType
 float32: DType
 float64: DType
+complex64: DType
+complex128: DType
 
 @final
 class Device:
@@ -322,6 +329,12 @@ def take(x: Array, indices: Array, axis: Optional[int] = None) -> Array: ...
 def take_along_axis(x: Array, indices: Array, axis: int = -1) -> Array: ...
 def scalar_dtype(dtype: _DTypeLike, value: _Scalar) -> DType: ...
 def _op_dtypes(kind: str, name: str, a: _DTypeLike, b: Optional[_DTypeLike] = None) -> Tuple[DType, DType]: ...
+def complex_part(name: str, x: Array) -> Array: ...
+
+# ---- the fft extension (crates/ingot-python/src/fft.rs) ----
+
+def fft_1d(kind: str, x: Array, n: Optional[int], axis: int, norm: str) -> Array: ...
+def fft_nd(kind: str, x: Array, s: Optional[Sequence[int]], axes: Optional[Sequence[int]], norm: str) -> Array: ...
 
 # ---- DLPack and CUDA array interface (crates/ingot-python/src/interop.rs) ----
 

@@ -172,6 +172,8 @@ impl PyArray {
             DType::Float16 => "<f2",
             DType::Float32 => "<f4",
             DType::Float64 => "<f8",
+            DType::Complex64 => "<c8",
+            DType::Complex128 => "<c16",
             DType::BFloat16 => {
                 return Err(PyAttributeError::new_err(
                     "bfloat16 arrays have no NumPy array interface",

@@ -3,7 +3,7 @@
 use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyString, PyType};
 
 use ingot::{DType, Scalar};
 
@@ -21,15 +21,13 @@ static DTYPES: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
 /// The unique Python object of `dtype`.
 pub fn py_dtype(py: Python<'_>, dtype: DType) -> PyResult<Bound<'_, PyDType>> {
     let all = DTYPES.get_or_try_init(py, || {
-        DType::ALL
-            .iter()
-            .map(|&d| Py::new(py, PyDType { dtype: d }))
+        DType::every()
+            .map(|d| Py::new(py, PyDType { dtype: d }))
             .collect::<PyResult<Vec<_>>>()
     })?;
-    let i = DType::ALL
-        .iter()
-        .position(|&d| d == dtype)
-        .expect("every dtype is in DType::ALL");
+    let i = DType::every()
+        .position(|d| d == dtype)
+        .expect("every dtype is in DType::every()");
     Ok(all[i].bind(py).clone())
 }
 
@@ -57,6 +55,9 @@ pub fn dtype_from_py(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
         }
         if t.is(py.get_type::<PyFloat>()) {
             return Ok(DType::Float64);
+        }
+        if t.is(py.get_type::<PyComplex>()) {
+            return Ok(DType::Complex128);
         }
     }
     // NumPy dtypes and scalar types (and ml_dtypes' bfloat16): go through `numpy.dtype(obj).name`.
@@ -92,6 +93,7 @@ fn kind_name(d: DType) -> &'static str {
         ingot::dtype::Kind::SignedInt => "signed integer",
         ingot::dtype::Kind::UnsignedInt => "unsigned integer",
         ingot::dtype::Kind::Float => "real floating",
+        ingot::dtype::Kind::Complex => "complex floating",
     }
 }
 
@@ -115,7 +117,8 @@ impl PyDType {
         self.dtype.size()
     }
 
-    /// `"bool"`, `"signed integer"`, `"unsigned integer"` or `"real floating"`.
+    /// `"bool"`, `"signed integer"`, `"unsigned integer"`, `"real floating"` or
+    /// `"complex floating"`.
     #[getter]
     fn kind(&self) -> &'static str {
         kind_name(self.dtype)
@@ -199,7 +202,7 @@ impl PyDType {
     }
 }
 
-/// Converts a Python `bool`, `int` or `float` to a [`Scalar`]; `None` for other objects.
+/// Converts a Python `bool`, `int`, `float` or `complex` to a [`Scalar`]; `None` for other objects.
 /// A Python int outside the 64-bit range raises `OverflowError`.
 pub fn scalar_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if let Ok(b) = obj.cast::<PyBool>() {
@@ -219,6 +222,9 @@ pub fn scalar_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Ok(Some(Scalar::Float(f.value())));
+    }
+    if let Ok(z) = obj.cast::<PyComplex>() {
+        return Ok(Some(Scalar::Complex(z.real(), z.imag())));
     }
     Ok(None)
 }
@@ -247,13 +253,14 @@ pub fn scalar_to_py(py: Python<'_>, value: Scalar, dtype: DType) -> PyResult<Bou
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         Scalar::UInt(u) => u.into_pyobject(py)?.into_any(),
         Scalar::Float(f) => PyFloat::new(py, f).into_any(),
+        Scalar::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any(),
     })
 }
 
 /// Adds `DType` and the dtype constants (`bool`, `int8`... `float64`) to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
-    for d in DType::ALL {
+    for d in DType::every() {
         m.add(d.name(), py_dtype(m.py(), d)?)?;
     }
     Ok(())

@@ -83,6 +83,8 @@ fn dl_dtype(d: DType) -> DLDataType {
         DType::BFloat16 => (4, 16),
         DType::Float32 => (2, 32),
         DType::Float64 => (2, 64),
+        DType::Complex64 => (5, 64),
+        DType::Complex128 => (5, 128),
     };
     DLDataType {
         code,
@@ -112,6 +114,8 @@ fn from_dl_dtype(t: DLDataType) -> PyResult<DType> {
         (4, 16) => DType::BFloat16,
         (2, 32) => DType::Float32,
         (2, 64) => DType::Float64,
+        (5, 64) => DType::Complex64,
+        (5, 128) => DType::Complex128,
         (code, bits) => {
             return Err(PyTypeError::new_err(format!(
                 "DLPack dtype (code {code}, {bits} bits) has no ingot dtype"
@@ -371,7 +375,9 @@ pub fn cuda_array_interface<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'
             ))
         }
         d => {
-            let kind = if d.is_float() {
+            let kind = if d.is_complex() {
+                'c'
+            } else if d.is_float() {
                 'f'
             } else if d.is_signed_integer() {
                 'i'

@@ -4,7 +4,8 @@
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
 //! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `sorting`, `linalg` (the linalg
-//! extension), `random` (the state of `ingot.random`), `kernel`, `translate` (a kernel's translation for a target), `interop`,
+//! extension), `fft` (the fft extension), `random` (the state of `ingot.random`), `kernel`,
+//! `translate` (a kernel's translation for a target), `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
 
@@ -15,6 +16,7 @@ pub mod creation;
 pub mod device;
 pub mod dtype;
 pub mod errors;
+pub mod fft;
 pub mod indexing;
 pub mod interop;
 pub mod kernel;
@@ -44,5 +46,6 @@ fn _ingot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     random::register(m)?;
     linalg::register(m)?;
     translate::register(m)?;
+    fft::register(m)?;
     Ok(())
 }

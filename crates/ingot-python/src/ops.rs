@@ -399,6 +399,23 @@ fn _op_dtypes<'py>(
     ))
 }
 
+/// `real`, `imag` or `conj` of `x` (a copy; real inputs give themselves, zeros, themselves).
+#[pyfunction]
+fn complex_part(py: Python<'_>, name: &str, x: &PyArray) -> PyResult<PyArray> {
+    let x = x.inner.clone();
+    let f: fn(&Array) -> ingot::Result<Array> = match name {
+        "real" => ops::real,
+        "imag" => ops::imag,
+        "conj" => ops::conj,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown complex function {name:?}"
+            )))
+        }
+    };
+    Ok(detached(py, move || f(&x))?.into())
+}
+
 /// Adds the operation functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unary, m)?)?;
@@ -412,5 +429,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(scalar_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(_op_dtypes, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_part, m)?)?;
     Ok(())
 }

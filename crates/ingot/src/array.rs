@@ -44,7 +44,7 @@ macro_rules! host_element {
 }
 host_element!(i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, u8 => UInt8, u16 => UInt16,
     u32 => UInt32, u64 => UInt64, half::f16 => Float16, half::bf16 => BFloat16, f32 => Float32,
-    f64 => Float64);
+    f64 => Float64, num_complex::Complex<f32> => Complex64, num_complex::Complex<f64> => Complex128);
 
 impl Array {
     /// An array over `buffer` with `layout`. Fails if the layout reaches outside the buffer.
@@ -185,6 +185,24 @@ impl Array {
             )));
         }
         Array::from_parts(self.buffer.clone(), self.layout.clone(), dtype)
+    }
+
+    /// The real (`imag = false`) or imaginary part of a complex array as a strided view of its
+    /// real dtype (`complex64` -> `float32`); writes through the view change this array.
+    pub fn complex_part(&self, imag: bool) -> Result<Array> {
+        if !self.dtype.is_complex() {
+            return Err(Error::DTypeMismatch(format!(
+                "the parts of an array of {} (not complex)",
+                self.dtype
+            )));
+        }
+        let l = &self.layout;
+        let layout = Layout::new(
+            l.shape().to_vec(),
+            l.strides().iter().map(|&s| s * 2).collect(),
+            l.offset() * 2 + imag as usize,
+        )?;
+        Array::from_parts(self.buffer.clone(), layout, self.dtype.real_dtype())
     }
 
     /// Basic indexing: integers, slices, new axes, one ellipsis. Returns a view.

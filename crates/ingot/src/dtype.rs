@@ -27,6 +27,10 @@ pub enum DType {
     BFloat16,
     Float32,
     Float64,
+    /// Two `float32`: real part, then imaginary part (NumPy's and C's layout).
+    Complex64,
+    /// Two `float64`: real part, then imaginary part.
+    Complex128,
 }
 
 /// The broad category of a dtype.
@@ -36,10 +40,13 @@ pub enum Kind {
     SignedInt,
     UnsignedInt,
     Float,
+    Complex,
 }
 
 impl DType {
-    /// Every dtype, in a stable order.
+    /// Every real dtype (bool, integers, floats), in a stable order. The complex dtypes are in
+    /// [`DType::COMPLEX`]: most kernels and tables are per real dtype, and complex arrays are
+    /// handled apart (natively on the CPU, as pairs of real parts on GPUs).
     pub const ALL: [DType; 13] = [
         DType::Bool,
         DType::Int8,
@@ -56,13 +63,22 @@ impl DType {
         DType::Float64,
     ];
 
+    /// The complex dtypes.
+    pub const COMPLEX: [DType; 2] = [DType::Complex64, DType::Complex128];
+
+    /// Every dtype: [`DType::ALL`] then [`DType::COMPLEX`].
+    pub fn every() -> impl Iterator<Item = DType> {
+        DType::ALL.into_iter().chain(DType::COMPLEX)
+    }
+
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
             DType::Bool | DType::Int8 | DType::UInt8 => 1,
             DType::Int16 | DType::UInt16 | DType::Float16 | DType::BFloat16 => 2,
             DType::Int32 | DType::UInt32 | DType::Float32 => 4,
-            DType::Int64 | DType::UInt64 | DType::Float64 => 8,
+            DType::Int64 | DType::UInt64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
         }
     }
 
@@ -73,6 +89,35 @@ impl DType {
             DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => Kind::SignedInt,
             DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64 => Kind::UnsignedInt,
             DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => Kind::Float,
+            DType::Complex64 | DType::Complex128 => Kind::Complex,
+        }
+    }
+
+    /// True for `complex64` and `complex128`.
+    pub const fn is_complex(self) -> bool {
+        matches!(self.kind(), Kind::Complex)
+    }
+
+    /// The dtype of the real and imaginary parts of a complex dtype (`complex64` -> `float32`);
+    /// other dtypes are their own real dtype.
+    pub const fn real_dtype(self) -> DType {
+        match self {
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            d => d,
+        }
+    }
+
+    /// The complex dtype whose parts hold this float dtype (`float32` -> `complex64`, the
+    /// 16-bit floats -> `complex64`, `float64` -> `complex128`); complex dtypes stay, bool and
+    /// integers give the complex dtype of [`DType::float_result`].
+    pub const fn complex_dtype(self) -> DType {
+        match self {
+            DType::Complex64 | DType::Complex128 => self,
+            DType::Float64 | DType::Int32 | DType::Int64 | DType::UInt32 | DType::UInt64 => {
+                DType::Complex128
+            }
+            _ => DType::Complex64,
         }
     }
 
@@ -112,6 +157,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
         }
     }
 
@@ -131,6 +178,8 @@ impl DType {
             DType::BFloat16 => "bf16",
             DType::Float32 => "f32",
             DType::Float64 => "f64",
+            DType::Complex64 => "c64",
+            DType::Complex128 => "c128",
         }
     }
 
@@ -150,6 +199,9 @@ impl DType {
             DType::BFloat16 => "bfloat",
             DType::Float32 => "float",
             DType::Float64 => "double",
+            // MSL has no complex type: the built-in kernels see (re, im) vectors.
+            DType::Complex64 => "float2",
+            DType::Complex128 => "double2",
         }
     }
 
@@ -169,14 +221,17 @@ impl DType {
             "bfloat16" | "bfloat" => DType::BFloat16,
             "float32" | "f4" | "f" | "float" => DType::Float32,
             "float64" | "f8" | "d" | "double" => DType::Float64,
+            "complex64" | "c8" | "F" | "cfloat" => DType::Complex64,
+            "complex128" | "c16" | "D" | "complex" | "cdouble" => DType::Complex128,
             _ => return Err(Error::Type(format!("unknown dtype {name:?}"))),
         };
         Ok(d)
     }
 
     /// Bits of the significand and exponent range of a float dtype: `(bits, eps, max, min_positive_normal, smallest_subnormal)`.
+    /// Complex dtypes give the limits of their parts (`complex64`: those of `float32`).
     pub fn finfo(self) -> Result<FloatInfo> {
-        let info = match self {
+        let info = match self.real_dtype() {
             DType::Float16 => FloatInfo {
                 bits: 16,
                 eps: f16::EPSILON.to_f64(),
@@ -247,6 +302,8 @@ impl DType {
         match (self.kind(), other.kind()) {
             (Kind::Bool, _) => other,
             (_, Kind::Bool) => self,
+            (Kind::Complex, _) => complex_with(self, other),
+            (_, Kind::Complex) => complex_with(other, self),
             (Kind::Float, Kind::Float) => match (self, other) {
                 (Float16, BFloat16) | (BFloat16, Float16) => Float32,
                 _ => {
@@ -286,6 +343,7 @@ impl DType {
             Kind::UnsignedInt => 1,
             Kind::SignedInt => 2,
             Kind::Float => 3,
+            Kind::Complex => 4,
         };
         rank(self) <= rank(to)
     }
@@ -304,7 +362,12 @@ impl DType {
     /// (NumPy's rule for `sqrt`, `exp`, `/`...; int8/uint8 give float16 and int16/uint16 float32 in NumPy).
     pub fn float_result(self) -> DType {
         match self {
-            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => self,
+            DType::Float16
+            | DType::BFloat16
+            | DType::Float32
+            | DType::Float64
+            | DType::Complex64
+            | DType::Complex128 => self,
             DType::Bool | DType::Int8 | DType::UInt8 => DType::Float16,
             DType::Int16 | DType::UInt16 => DType::Float32,
             _ => DType::Float64,
@@ -332,6 +395,17 @@ fn float_with_int(float: DType, int: DType) -> DType {
                 needed
             }
         }
+    }
+}
+
+/// A complex dtype with any other: the complex dtype whose parts hold the other's real
+/// promotion (`complex64` with `float64` or `int32` gives `complex128`, as NumPy).
+fn complex_with(complex: DType, other: DType) -> DType {
+    let part = complex.real_dtype().promote(other.real_dtype());
+    if part == DType::Float64 || complex == DType::Complex128 {
+        DType::Complex128
+    } else {
+        DType::Complex64
     }
 }
 
@@ -381,6 +455,8 @@ pub enum Scalar {
     Int(i64),
     UInt(u64),
     Float(f64),
+    /// A complex value: `(real, imaginary)`.
+    Complex(f64, f64),
 }
 
 impl Scalar {
@@ -391,6 +467,15 @@ impl Scalar {
             Scalar::Int(i) => i as f64,
             Scalar::UInt(u) => u as f64,
             Scalar::Float(f) => f,
+            Scalar::Complex(re, _) => re,
+        }
+    }
+
+    /// The imaginary part (zero for real values).
+    pub fn imag(self) -> f64 {
+        match self {
+            Scalar::Complex(_, im) => im,
+            _ => 0.0,
         }
     }
 
@@ -401,6 +486,7 @@ impl Scalar {
             Scalar::Int(i) => i == 0,
             Scalar::UInt(u) => u == 0,
             Scalar::Float(f) => f == 0.0,
+            Scalar::Complex(re, im) => re == 0.0 && im == 0.0,
         }
     }
 
@@ -428,6 +514,14 @@ impl Scalar {
             DType::BFloat16 => put!(bf16::from_f32(f64_to_f32_odd(self.to_f64())).to_bits()),
             DType::Float32 => put!(self.to_f64() as f32),
             DType::Float64 => put!(self.to_f64()),
+            DType::Complex64 => {
+                put!(self.to_f64() as f32);
+                out[4..8].copy_from_slice(&(self.imag() as f32).to_ne_bytes());
+            }
+            DType::Complex128 => {
+                put!(self.to_f64());
+                out[8..16].copy_from_slice(&self.imag().to_ne_bytes());
+            }
         }
     }
 
@@ -461,6 +555,16 @@ impl Scalar {
             DType::BFloat16 => Scalar::Float(bf16::from_bits(get!(u16)).to_f64()),
             DType::Float32 => Scalar::Float(get!(f32) as f64),
             DType::Float64 => Scalar::Float(get!(f64)),
+            DType::Complex64 => {
+                let re = get!(f32) as f64;
+                let im = Scalar::read_from(DType::Float32, &bytes[4..8]).to_f64();
+                Scalar::Complex(re, im)
+            }
+            DType::Complex128 => {
+                let re = get!(f64);
+                let im = Scalar::read_from(DType::Float64, &bytes[8..16]).to_f64();
+                Scalar::Complex(re, im)
+            }
         }
     }
 
@@ -469,7 +573,7 @@ impl Scalar {
             Scalar::Bool(b) => b as i64,
             Scalar::Int(i) => i,
             Scalar::UInt(u) => u as i64,
-            Scalar::Float(f) => float_to_i64(f),
+            Scalar::Float(f) | Scalar::Complex(f, _) => float_to_i64(f),
         }
     }
 
@@ -478,7 +582,7 @@ impl Scalar {
             Scalar::Bool(b) => b as u64,
             Scalar::Int(i) => i as u64,
             Scalar::UInt(u) => u,
-            Scalar::Float(f) => {
+            Scalar::Float(f) | Scalar::Complex(f, _) => {
                 if f >= 0.0 {
                     f as u64
                 } else {
@@ -555,8 +659,16 @@ mod tests {
         assert_eq!(Int16.promote(Float16), Float32);
         assert_eq!(Int32.promote(Float32), Float64);
         assert_eq!(UInt8.promote(Float32), Float32);
-        for a in DType::ALL {
-            for b in DType::ALL {
+        assert_eq!(Complex64.promote(Float32), Complex64);
+        assert_eq!(Complex64.promote(Float64), Complex128);
+        assert_eq!(Complex64.promote(Float16), Complex64);
+        assert_eq!(Complex64.promote(Int16), Complex64);
+        assert_eq!(Complex64.promote(Int32), Complex128);
+        assert_eq!(Complex64.promote(Complex128), Complex128);
+        assert_eq!(Bool.promote(Complex64), Complex64);
+        assert!(Float32.can_cast(Complex64) && !Complex64.can_cast(Float64));
+        for a in DType::every() {
+            for b in DType::every() {
                 assert_eq!(a.promote(b), b.promote(a), "{a} {b}");
             }
         }
@@ -577,5 +689,9 @@ mod tests {
         assert!(Scalar::Int(127).fits(Int8));
         assert!(!Scalar::Int(128).fits(Int8));
         assert!(!Scalar::Int(-1).fits(UInt32));
+        let z = Scalar::Complex(1.5, -2.25);
+        assert_eq!(Scalar::read_from(Complex64, &z.to_bytes(Complex64)), z);
+        assert_eq!(Scalar::read_from(Complex128, &z.to_bytes(Complex128)), z);
+        assert_eq!(z.to_bytes(Float32), 1.5f32.to_ne_bytes().to_vec());
     }
 }

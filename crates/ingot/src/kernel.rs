@@ -863,7 +863,11 @@ impl Kernel {
         }
         if !p.any_dtype && !matches!(a, KernelArg::Bytes(_)) {
             if let Some(want) = p.dtype {
-                if array.dtype() != want {
+                // MSL has no complex type: complex arrays bind to `float2`/`double2` pointers.
+                let complex_pair = array.dtype().is_complex()
+                    && array.dtype().real_dtype() == want
+                    && p.lanes == 2;
+                if array.dtype() != want && !complex_pair {
                     return Err(self.arg_error(
                         p,
                         format!(
@@ -1003,6 +1007,9 @@ fn plural(n: usize) -> &'static str {
 
 /// Converts a scalar to the bytes of `dt`, refusing values that do not fit.
 fn convert_scalar(s: Scalar, dt: DType) -> std::result::Result<Vec<u8>, String> {
+    if let (Scalar::Complex(..), false) = (s, dt.is_complex()) {
+        return Err(format!("expects a real {dt} value, got the complex {s:?}"));
+    }
     match dt.kind() {
         Kind::SignedInt | Kind::UnsignedInt => {
             let s = match s {
@@ -1051,6 +1058,7 @@ fn convert_scalar(s: Scalar, dt: DType) -> std::result::Result<Vec<u8>, String> 
             }
             Ok(s.to_bytes(dt))
         }
+        Kind::Complex => Ok(s.to_bytes(dt)),
     }
 }
 

@@ -80,6 +80,7 @@ pub fn binary_into(op: BinaryOp, a: &Array, b: &Array, out: &Array) -> Result<()
 fn dispatch(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
     match out.device() {
         Device::Cpu => super::cpu::binary(op, x, y, out),
+        _ if x.dtype().is_complex() => super::gpu::complex_binary(op, x, y, out),
         _ => super::gpu::binary(op, x, y, out),
     }
 }
@@ -94,6 +95,7 @@ pub fn where_(cond: &Array, a: &Array, b: &Array) -> Result<Array> {
     let out = Array::empty(&shape, result, a.device())?;
     match out.device() {
         Device::Cpu => super::cpu::where_(&c, &x, &y, &out)?,
+        _ if result.is_complex() => super::gpu::complex_where(&c, &x, &y, &out)?,
         _ => super::gpu::where_(&c, &x, &y, &out)?,
     }
     Ok(out)

@@ -17,6 +17,9 @@ pub fn copy_into(src: &Array, dst: &Array) -> Result<()> {
     }
     match dst.device() {
         Device::Cpu => super::cpu::copy_cast(&src, dst),
+        _ if src.dtype().is_complex() || dst.dtype().is_complex() => {
+            super::gpu::complex_copy_cast(&src, dst)
+        }
         _ => super::gpu::copy_cast(&src, dst),
     }
 }

@@ -9,9 +9,11 @@
 //! call the entry points, so the dependencies go one way: entry points -> backends -> `op`.
 
 pub mod binary;
+pub mod complex;
 pub mod copy;
 pub mod cpu;
 pub mod creation;
+pub mod fft;
 pub mod gather;
 pub mod gpu;
 pub mod kernel_args;
@@ -27,6 +29,7 @@ pub mod sort;
 pub mod unary;
 
 pub use binary::{binary, binary_into, clip, where_};
+pub use complex::{conj, imag, real};
 pub use copy::copy_into;
 pub use creation::{arange, eye, full, linspace};
 pub use gather::{index_get, index_set, take, take_along_axis, IndexKey};

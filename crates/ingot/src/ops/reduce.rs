@@ -53,6 +53,7 @@ pub fn reduce(op: ReduceOp, x: &Array, axes: Option<&[isize]>, keepdims: bool) -
     let out = Array::empty(&kept, result, x.device())?;
     match x.device() {
         Device::Cpu => super::cpu::reduce(op, x, &axes_n, &out)?,
+        _ if x.dtype().is_complex() => super::gpu::complex_reduce(op, x, &axes_n, &out)?,
         _ => super::gpu::reduce(op, x, &axes_n, &out)?,
     }
     if keepdims {

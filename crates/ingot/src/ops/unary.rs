@@ -23,6 +23,7 @@ pub fn unary(op: UnaryOp, x: &Array) -> Result<Array> {
     let out = Array::empty(x.shape(), result, x.device())?;
     match x.device() {
         Device::Cpu => super::cpu::unary(op, &input, &out)?,
+        _ if compute.is_complex() => super::gpu::complex_unary(op, &input, &out)?,
         _ => super::gpu::unary(op, &input, &out)?,
     }
     Ok(out)

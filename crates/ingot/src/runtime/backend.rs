@@ -107,4 +107,11 @@ pub trait Runtime: Send + Sync {
         let _ = job;
         Ok(false)
     }
+
+    /// Runs a batch of 1-D FFTs on the device's FFT library (unscaled). `Ok(false)` when the
+    /// device has none, or none for this job: the caller then transforms on the host.
+    fn fft(&self, job: &crate::runtime::fft::FftJob<'_>) -> Result<bool> {
+        let _ = job;
+        Ok(false)
+    }
 }

@@ -73,6 +73,8 @@ pub fn constant_literal(v: Scalar) -> String {
                 s
             }
         }
+        // Function constants are bool, integer or real (checked when they are given).
+        Scalar::Complex(re, _) => constant_literal(Scalar::Float(re)),
     }
 }
 

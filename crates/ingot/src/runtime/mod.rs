@@ -10,6 +10,7 @@
 //! - `kernel.rs`: the kernel-engine contract ([`KernelBackend`], [`LaunchParams`], ...);
 //! - `gemm.rs`: the arguments of the optional BLAS capability ([`Runtime::gemm`]);
 //! - `solver.rs`: the arguments of the optional dense-solver capability ([`Runtime::solver`]);
+//! - `fft.rs`: the arguments of the optional FFT capability ([`Runtime::fft`]);
 //! - `pool.rs`: the caching allocator every backend uses;
 //! - `registry.rs`: the list of backends and the runtime of each device.
 //!
@@ -20,6 +21,7 @@
 
 pub mod backend;
 pub mod checked;
+pub mod fft;
 pub mod gemm;
 pub mod kernel;
 pub mod memory;
@@ -35,6 +37,7 @@ pub mod cuda;
 pub mod metal;
 
 pub use backend::{Backend, Runtime};
+pub use fft::{FftJob, FftKind};
 pub use gemm::{Gemm, GemmOperand};
 pub use kernel::{
     BoundArg, CompileOptions, CompiledFunction, CompiledLibrary, KernelBackend, LaunchParams,

@@ -3,7 +3,7 @@
 use half::{bf16, f16};
 
 use super::arith::{via2, Bits, Num};
-use super::element::{dispatch, Elem, B8};
+use super::element::{dispatch, dispatch_all, Elem, B8};
 use super::float2;
 use super::iter::{elem_ptr, map2, map3, Plan, GRAIN_CHEAP, GRAIN_HEAVY};
 use crate::array::Array;
@@ -262,7 +262,7 @@ pub(crate) fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<
 
 /// `out = c ? x : y`; all broadcast to `out`'s shape, `x`, `y` and `out` of one dtype.
 pub(crate) fn where_(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()> {
-    dispatch!(out.dtype(), T => map3(c, x, y, out, GRAIN_CHEAP, |c: B8, a: T, b: T| {
+    dispatch_all!(out.dtype(), T => map3(c, x, y, out, GRAIN_CHEAP, |c: B8, a: T, b: T| {
         if c.get() { a } else { b }
     }))
 }

@@ -1,6 +1,6 @@
 //! Copies between any two layouts with dtype conversion (`astype`, assignment, `copy`).
 
-use super::element::{cast, dispatch};
+use super::element::{cast, dispatch_all};
 use super::iter::{map1, GRAIN_CHEAP};
 use crate::array::Array;
 use crate::error::Result;
@@ -42,7 +42,7 @@ pub(crate) fn copy_cast(src: &Array, dst: &Array) -> Result<()> {
 }
 
 fn convert(src: &Array, dst: &Array) -> Result<()> {
-    dispatch!(src.dtype(), S => dispatch!(dst.dtype(), D => {
+    dispatch_all!(src.dtype(), S => dispatch_all!(dst.dtype(), D => {
         map1::<S, D, _>(src, dst, GRAIN_CHEAP, cast::<S, D>)
     }))
 }

@@ -58,6 +58,17 @@ pub(crate) trait Elem:
     fn is_nan_(self) -> bool {
         self != self
     }
+    /// The imaginary part as `f64` (zero for real types).
+    #[inline(always)]
+    fn im_f64(self) -> f64 {
+        0.0
+    }
+    /// From a complex value: real types keep the real part (NumPy's `astype`).
+    #[inline(always)]
+    fn from_complex(re: f64, im: f64) -> Self {
+        let _ = im;
+        Self::from_f64(re)
+    }
 }
 
 /// Float to int32 as x86-64's `cvttsd2si` does: NaN and out-of-range give `i32::MIN`.
@@ -265,6 +276,94 @@ impl Elem for f64 {
     }
 }
 
+/// A `complex64` element (`re`, `im` as two `f32`), ordered lexicographically as NumPy sorts.
+#[derive(Copy, Clone, Default, Debug, PartialEq)]
+#[repr(transparent)]
+pub(crate) struct C32(pub num_complex::Complex<f32>);
+
+/// A `complex128` element (`re`, `im` as two `f64`), ordered lexicographically.
+#[derive(Copy, Clone, Default, Debug, PartialEq)]
+#[repr(transparent)]
+pub(crate) struct C64(pub num_complex::Complex<f64>);
+
+macro_rules! complex_elem {
+    ($t:ident, $f:ty, $d:ident) => {
+        impl PartialOrd for $t {
+            fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+                match self.0.re.partial_cmp(&o.0.re)? {
+                    std::cmp::Ordering::Equal => self.0.im.partial_cmp(&o.0.im),
+                    ord => Some(ord),
+                }
+            }
+        }
+        impl Elem for $t {
+            const DTYPE: DType = DType::$d;
+            type SumAcc = $t;
+            type MeanAcc = $t;
+            type SumOut = $t;
+            type MeanOut = $t;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.0.re as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                f64_to_i64(self.0.re as f64)
+            }
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                f64_to_u64(self.0.re as f64)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                $t(num_complex::Complex::new(v as $f, 0.0))
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                $t(num_complex::Complex::new(v as $f, 0.0))
+            }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self {
+                $t(num_complex::Complex::new(v as $f, 0.0))
+            }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self {
+                $t(num_complex::Complex::new(v as u8 as $f, 0.0))
+            }
+            #[inline(always)]
+            fn nonzero(self) -> bool {
+                self.0.re != 0.0 || self.0.im != 0.0
+            }
+            #[inline(always)]
+            fn is_nan_(self) -> bool {
+                self.0.re.is_nan() || self.0.im.is_nan()
+            }
+            #[inline(always)]
+            fn im_f64(self) -> f64 {
+                self.0.im as f64
+            }
+            #[inline(always)]
+            fn from_complex(re: f64, im: f64) -> Self {
+                $t(num_complex::Complex::new(re as $f, im as $f))
+            }
+        }
+        impl Acc for $t {
+            const ZERO: Self = $t(num_complex::Complex::new(0.0, 0.0));
+            const ONE: Self = $t(num_complex::Complex::new(1.0, 0.0));
+            #[inline(always)]
+            fn acc_add(self, o: Self) -> Self {
+                $t(self.0 + o.0)
+            }
+            #[inline(always)]
+            fn acc_mul(self, o: Self) -> Self {
+                $t(self.0 * o.0)
+            }
+        }
+    };
+}
+complex_elem!(C32, f32, Complex64);
+complex_elem!(C64, f64, Complex128);
+
 /// The 16-bit floats, computed in `f32` and rounded back (round to nearest even).
 pub(crate) trait Half: Elem {
     /// The value as `f32` (exact).
@@ -400,14 +499,29 @@ pub(crate) fn cast<S: Elem, D: Elem>(s: S) -> D {
                 D::from_f64(s.to_f64())
             }
         }
+        Kind::Complex => {
+            if D::DTYPE as u8 == DType::Bool as u8 {
+                D::from_bool(s.nonzero())
+            } else {
+                D::from_complex(s.to_f64(), s.im_f64())
+            }
+        }
     }
 }
 
-/// Runs `$body` with `$T` bound to the element type of dtype `$dt`.
+/// Runs `$body` with `$T` bound to the element type of the real dtype `$dt`; a complex dtype
+/// returns an `UnsupportedDType` error from the enclosing function (the complex ops route
+/// complex arrays to `complex.rs` before they get here, so this names what is still missing).
 macro_rules! dispatch {
     ($dt:expr, $T:ident => $body:expr) => {{
         use $crate::dtype::DType as __D;
         match $dt {
+            __d @ (__D::Complex64 | __D::Complex128) => {
+                return Err($crate::error::Error::UnsupportedDType {
+                    op: "this operation (on the CPU)",
+                    dtype: __d.to_string(),
+                })
+            }
             __D::Bool => {
                 type $T = $crate::ops::cpu::element::B8;
                 $body
@@ -464,6 +578,26 @@ macro_rules! dispatch {
     }};
 }
 pub(crate) use dispatch;
+
+/// As [`dispatch!`], with the complex dtypes bound to [`C32`] and [`C64`] (for bodies generic
+/// over [`Elem`] only: copies, casts, `where`).
+macro_rules! dispatch_all {
+    ($dt:expr, $T:ident => $body:expr) => {{
+        use $crate::dtype::DType as __D;
+        match $dt {
+            __D::Complex64 => {
+                type $T = $crate::ops::cpu::element::C32;
+                $body
+            }
+            __D::Complex128 => {
+                type $T = $crate::ops::cpu::element::C64;
+                $body
+            }
+            __d => $crate::ops::cpu::element::dispatch!(__d, $T => $body),
+        }
+    }};
+}
+pub(crate) use dispatch_all;
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@ use gemm::Parallelism;
 use half::f16;
 
 use super::arith::Num;
-use super::element::B8;
+use super::element::{Elem, B8, C32, C64};
 use super::iter::{elem_ptr, Plan};
 use crate::array::Array;
 use crate::dtype::DType;
@@ -39,6 +39,8 @@ pub(crate) fn matmul(x: &Array, y: &Array, out: &Array) -> Result<()> {
         DType::UInt16 => batched::<u16>(x, y, out, loop_kernel::<u16>),
         DType::UInt32 => batched::<u32>(x, y, out, loop_kernel::<u32>),
         DType::UInt64 => batched::<u64>(x, y, out, loop_kernel::<u64>),
+        DType::Complex64 => batched::<C32>(x, y, out, gemm_c32),
+        DType::Complex128 => batched::<C64>(x, y, out, gemm_c64),
     }
 }
 
@@ -56,7 +58,7 @@ struct Mat<T> {
 
 type Kernel<T> = unsafe fn(Mat<T>);
 
-fn batched<T: Num>(x: &Array, y: &Array, out: &Array, kernel: Kernel<T>) -> Result<()> {
+fn batched<T: Elem>(x: &Array, y: &Array, out: &Array, kernel: Kernel<T>) -> Result<()> {
     let nd = out.ndim();
     let (m, n) = (out.shape()[nd - 2], out.shape()[nd - 1]);
     let k = x.shape()[nd - 1];
@@ -124,6 +126,41 @@ struct SendMat<T>(Mat<T>);
 unsafe impl<T> Send for SendMat<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for SendMat<T> {}
+
+/// gemm of complex matrices: [`C32`]/[`C64`] are `repr(transparent)` over gemm's `c32`/`c64`.
+macro_rules! gemm_complex {
+    ($name:ident, $t:ty, $g:ty) => {
+        unsafe fn $name(j: Mat<$t>) {
+            let c = |p: *const $t| p as *const $g;
+            let cast = |m: Mat<$t>| Mat::<$g> {
+                m: m.m,
+                n: m.n,
+                k: m.k,
+                a: (c(m.a.0), m.a.1, m.a.2),
+                b: (c(m.b.0), m.b.1, m.b.2),
+                c: (m.c.0 as *mut $g, m.c.1, m.c.2),
+                parallel: m.parallel,
+            };
+            let j = cast(j);
+            let par = if j.parallel && rayon::current_num_threads() > 1 {
+                Parallelism::Rayon(rayon::current_num_threads())
+            } else {
+                Parallelism::None
+            };
+            let (zero, one) = (<$g>::new(0.0, 0.0), <$g>::new(1.0, 0.0));
+            // SAFETY: the caller's pointers and strides describe m x k, k x n and m x n
+            // matrices of this element type.
+            unsafe {
+                gemm::gemm(
+                    j.m, j.n, j.k, j.c.0, j.c.2, j.c.1, false, j.a.0, j.a.2, j.a.1, j.b.0, j.b.2,
+                    j.b.1, zero, one, false, false, false, par,
+                );
+            }
+        }
+    };
+}
+gemm_complex!(gemm_c32, C32, gemm::c32);
+gemm_complex!(gemm_c64, C64, gemm::c64);
 
 unsafe fn gemm_kernel<T: 'static + Num>(j: Mat<T>) {
     let par = if j.parallel && rayon::current_num_threads() > 1 {

@@ -5,8 +5,10 @@
 mod arith;
 mod binary;
 mod cast;
+mod complex;
 mod cumsum;
 pub(crate) mod element;
+mod fft;
 mod fill;
 mod float2;
 mod gather;
@@ -29,10 +31,16 @@ use crate::ops::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 
 /// `out = op(x)` elementwise.
 pub(crate) fn unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
+    if x.dtype().is_complex() {
+        return complex::unary(op, x, out);
+    }
     unary::unary(op, x, out)
 }
 /// `out = op(x, y)` elementwise (inputs broadcast to `out`'s shape).
 pub(crate) fn binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
+    if x.dtype().is_complex() {
+        return complex::binary(op, x, y, out);
+    }
     binary::binary(op, x, y, out)
 }
 /// `out = c ? x : y` elementwise.
@@ -119,4 +127,16 @@ pub(crate) fn take_along(
     out: &Array,
 ) -> Result<()> {
     gather::take_along(w, idx, dim, stride, axis, out)
+}
+/// In-place complex FFT of each row (last axis) of the contiguous complex `x`, scaled.
+pub(crate) fn fft_c2c(x: &Array, inverse: bool, scale: f64) -> Result<()> {
+    fft::c2c(x, inverse, scale)
+}
+/// Real-to-complex FFT of the rows of the contiguous `x` into the contiguous `out`, scaled.
+pub(crate) fn fft_r2c(x: &Array, out: &Array, scale: f64) -> Result<()> {
+    fft::r2c(x, out, scale)
+}
+/// Complex-to-real inverse FFT of the rows of the contiguous `x` into the contiguous `out`.
+pub(crate) fn fft_c2r(x: &Array, out: &Array, scale: f64) -> Result<()> {
+    fft::c2r(x, out, scale)
 }

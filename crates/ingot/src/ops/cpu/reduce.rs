@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::element::{cast, dispatch, Acc, Elem, B8};
+use super::element::{cast, dispatch, dispatch_all, Acc, Elem, B8};
 use super::iter::{chunks, elem_ptr, multiversion, par_runs, Plan, GRAIN_CHEAP};
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -198,7 +198,7 @@ impl<T: Elem> Reducer for MeanR<T> {
     }
     fn finish(&self, acc: Self::Acc, n: usize) -> Self::Out {
         let s: Self::Out = cast(acc);
-        cast::<f64, Self::Out>(s.to_f64() / n as f64)
+        Self::Out::from_complex(s.to_f64() / n as f64, s.im_f64() / n as f64)
     }
 }
 
@@ -510,6 +510,21 @@ pub(crate) fn reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> Re
             out.shape(),
             x.shape()
         )));
+    }
+    if x.dtype().is_complex() {
+        // The reductions the standard defines for complex numbers.
+        return dispatch_all!(x.dtype(), T => match op {
+            ReduceOp::Sum => run(&SumR::<T>(P), x, axes, out),
+            ReduceOp::Prod => run(&ProdR::<T>(P), x, axes, out),
+            ReduceOp::Mean => run(&MeanR::<T>(P), x, axes, out),
+            ReduceOp::All => run(&AllAnyR::<T, true>(P), x, axes, out),
+            ReduceOp::Any => run(&AllAnyR::<T, false>(P), x, axes, out),
+            ReduceOp::CountNonzero => run(&CountR::<T>(P), x, axes, out),
+            _ => Err(Error::UnsupportedDType {
+                op: op.name(),
+                dtype: x.dtype().to_string(),
+            }),
+        });
     }
     dispatch!(x.dtype(), T => match op {
         ReduceOp::Sum => run(&SumR::<T>(P), x, axes, out),

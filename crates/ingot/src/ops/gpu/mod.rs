@@ -11,9 +11,11 @@
 //!
 //! The functions take the same arguments as the native CPU backend (`ops::cpu`): inputs already
 //! broadcast to the output's shape and converted to the computation dtype, and a contiguous
-//! output (`copy_cast` also writes strided outputs). They work on any device whose kernel engine
+//! output (`copy_cast` also writes strided outputs). Complex arrays go to the `complex_*`
+//! functions (`complex.rs`), composed of the real kernels. They work on any device whose kernel engine
 //! exists, the CPU included, which is how the tests check them against `ops::cpu`.
 
+mod complex;
 mod copy;
 mod elementwise;
 mod gather;
@@ -25,6 +27,9 @@ mod reduce;
 mod select;
 pub(crate) mod sort;
 
+pub use complex::{
+    complex_binary, complex_copy_cast, complex_reduce, complex_unary, complex_where,
+};
 pub use copy::{affine_fill, copy_cast};
 pub use elementwise::{binary, unary, where_};
 pub use gather::{gather, index_offsets, scatter, take_along};

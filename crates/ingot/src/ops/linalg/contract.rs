@@ -110,6 +110,12 @@ pub fn vecdot(x1: &Array, x2: &Array, axis: isize) -> Result<Array> {
         x.permute(&order)
     };
     let (y1, y2) = (last(x1, a1)?, last(x2, a2)?);
+    // The standard's vecdot conjugates its first argument.
+    let y1 = if y1.dtype().is_complex() {
+        crate::ops::complex::conj(&y1)?
+    } else {
+        y1
+    };
     let batch = broadcast_shapes(&[&y1.shape()[..y1.ndim() - 1], &y2.shape()[..y2.ndim() - 1]])?;
     let mut full = batch.clone();
     full.push(x1.shape()[a1]);

@@ -27,6 +27,12 @@ fn dtypes(op: &'static str, d: DType, device: Device) -> Result<(DType, DType)> 
             let f = default_float(device);
             (f, f)
         }
+        Kind::Complex => {
+            return Err(Error::UnsupportedDType {
+                op,
+                dtype: d.to_string(),
+            })
+        }
     })
     .and_then(|r| {
         crate::runtime::check_dtype(device, r.0).map_err(|_| Error::UnsupportedDType {

@@ -142,6 +142,15 @@ impl BinaryOp {
             op: self.name(),
             dtype: common.to_string(),
         };
+        if common.is_complex() {
+            // The standard defines these for complex numbers; ordering and the rest are not.
+            return match self {
+                Add | Subtract | Multiply | Divide | Pow => Ok((common, common)),
+                Equal | NotEqual => Ok((common, DType::Bool)),
+                LogicalAnd | LogicalOr | LogicalXor => Ok((DType::Bool, DType::Bool)),
+                _ => Err(unsupported()),
+            };
+        }
         if self.is_comparison() {
             return Ok((common, DType::Bool));
         }
@@ -170,7 +179,7 @@ impl BinaryOp {
                 Ok((f, f))
             }
             BitwiseAnd | BitwiseOr | BitwiseXor => match common.kind() {
-                Kind::Float => Err(unsupported()),
+                Kind::Float | Kind::Complex => Err(unsupported()),
                 _ => Ok((common, common)),
             },
             BitwiseLeftShift | BitwiseRightShift => match common.kind() {
@@ -189,8 +198,10 @@ pub fn scalar_dtype(array_dtype: DType, value: Scalar) -> Result<DType> {
         (Scalar::Bool(_), _) => array_dtype,
         (Scalar::Int(_) | Scalar::UInt(_), Kind::Bool) => DType::Int64,
         (Scalar::Int(_) | Scalar::UInt(_), _) => array_dtype,
-        (Scalar::Float(_), Kind::Float) => array_dtype,
+        (Scalar::Float(_), Kind::Float | Kind::Complex) => array_dtype,
         (Scalar::Float(_), _) => DType::Float64,
+        (Scalar::Complex(..), Kind::Float | Kind::Complex) => array_dtype.complex_dtype(),
+        (Scalar::Complex(..), _) => DType::Complex128,
     };
     if !value.fits(d) {
         return Err(Error::Value(format!(

@@ -55,13 +55,26 @@ impl ReduceOp {
             ReduceOp::Sum | ReduceOp::Prod => match dtype.kind() {
                 Kind::Bool | Kind::SignedInt => DType::Int64,
                 Kind::UnsignedInt => DType::UInt64,
-                Kind::Float => dtype,
+                Kind::Float | Kind::Complex => dtype,
             },
+            ReduceOp::Min
+            | ReduceOp::Max
+            | ReduceOp::ArgMin
+            | ReduceOp::ArgMax
+            | ReduceOp::Var { .. }
+            | ReduceOp::Std { .. }
+                if dtype.is_complex() =>
+            {
+                return Err(crate::error::Error::UnsupportedDType {
+                    op: self.name(),
+                    dtype: dtype.to_string(),
+                })
+            }
             ReduceOp::Min | ReduceOp::Max => dtype,
             ReduceOp::ArgMin | ReduceOp::ArgMax | ReduceOp::CountNonzero => DType::Int64,
             ReduceOp::All | ReduceOp::Any => DType::Bool,
             ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => {
-                if dtype.is_float() {
+                if dtype.is_float() || dtype.is_complex() {
                     dtype
                 } else {
                     DType::Float64

@@ -170,6 +170,15 @@ impl UnaryOp {
             op: self.name(),
             dtype: dtype.to_string(),
         };
+        if dtype.is_complex() {
+            use UnaryOp::*;
+            return match self {
+                Abs => Ok((dtype, dtype.real_dtype())),
+                Floor | Ceil | Trunc | BitwiseInvert | Signbit => Err(unsupported()),
+                IsNan | IsInf | IsFinite | LogicalNot => Ok((dtype, DType::Bool)),
+                _ => Ok((dtype, dtype)),
+            };
+        }
         match self.class() {
             UnaryClass::Numeric => {
                 if dtype == DType::Bool && self != UnaryOp::Positive {
@@ -190,7 +199,7 @@ impl UnaryOp {
             UnaryClass::Predicate => Ok((dtype, DType::Bool)),
             UnaryClass::Logical => Ok((dtype, DType::Bool)),
             UnaryClass::Bitwise => match dtype.kind() {
-                Kind::Float => Err(unsupported()),
+                Kind::Float | Kind::Complex => Err(unsupported()),
                 _ => Ok((dtype, dtype)),
             },
         }

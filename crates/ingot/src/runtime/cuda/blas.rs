@@ -102,6 +102,16 @@ pub fn gemm(inner: &Arc<CudaInner>, gemm: &Gemm<'_>) -> Result<bool> {
             cusys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             2,
         ),
+        DType::Complex64 => (
+            cusys::cudaDataType::CUDA_C_32F,
+            cusys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            8,
+        ),
+        DType::Complex128 => (
+            cusys::cudaDataType::CUDA_C_64F,
+            cusys::cublasComputeType_t::CUBLAS_COMPUTE_64F,
+            16,
+        ),
         _ => return Ok(false),
     };
     let (Some(la), Some(lb)) = (gemm.a.layout.matrix_form(), gemm.b.layout.matrix_form()) else {
@@ -115,12 +125,18 @@ pub fn gemm(inner: &Arc<CudaInner>, gemm: &Gemm<'_>) -> Result<bool> {
     let handle = blas(inner)?;
     let h = handle.handle.lock().unwrap_or_else(|p| p.into_inner());
     inner.bind()?;
-    let (alpha, beta): (Vec<u8>, Vec<u8>) = match compute {
+    let (mut alpha, mut beta): (Vec<u8>, Vec<u8>) = match compute {
         cusys::cublasComputeType_t::CUBLAS_COMPUTE_64F => {
             (1f64.to_ne_bytes().to_vec(), 0f64.to_ne_bytes().to_vec())
         }
         _ => (1f32.to_ne_bytes().to_vec(), 0f32.to_ne_bytes().to_vec()),
     };
+    if gemm.dtype.is_complex() {
+        // Complex scalars: the real part above, a zero imaginary part.
+        let zero = vec![0u8; alpha.len()];
+        alpha.extend_from_slice(&zero);
+        beta.extend_from_slice(&zero);
+    }
     let ptr = |x: &GemmOperand<'_>| -> Result<u64> {
         x.buffer
             .device_ptr()

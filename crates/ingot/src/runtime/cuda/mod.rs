@@ -8,6 +8,7 @@
 pub mod blas;
 pub mod context;
 mod driver;
+pub mod fft;
 pub mod kernel;
 pub mod memory;
 pub mod nvrtc;
@@ -248,5 +249,9 @@ impl Runtime for CudaRuntime {
 
     fn solver(&self, job: &Solver<'_>) -> Result<bool> {
         solver::run(self, &self.inner, job)
+    }
+
+    fn fft(&self, job: &crate::runtime::fft::FftJob<'_>) -> Result<bool> {
+        fft::run(&self.inner, job)
     }
 }

@@ -21,10 +21,10 @@ pub type MtlDevice = Retained<ProtocolObject<dyn MTLDevice>>;
 
 /// The dtype rule of Metal devices: everything but float64.
 pub fn check_dtype(dtype: DType) -> Result<()> {
-    if dtype == DType::Float64 {
+    if dtype == DType::Float64 || dtype == DType::Complex128 {
         return Err(Error::UnsupportedDType {
             op: "a Metal array (Metal GPUs have no 64-bit floating point; convert with \
-                 astype(float32) first)",
+                 astype(float32) or astype(complex64) first)",
             dtype: dtype.to_string(),
         });
     }

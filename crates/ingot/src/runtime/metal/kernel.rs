@@ -348,7 +348,7 @@ fn constant_bytes(name: &str, v: Scalar, dtype: DType) -> Result<Vec<u8>> {
             Scalar::Int(i) => i as i128,
             Scalar::UInt(u) => u as i128,
             Scalar::Float(f) if f.fract() == 0.0 && f.abs() < 1.8e19 => f as i128,
-            Scalar::Float(_) => return Err(bad()),
+            Scalar::Float(_) | Scalar::Complex(..) => return Err(bad()),
         };
         if x < lo || x > hi {
             return Err(bad());

@@ -1,0 +1,365 @@
+"""complex64 and complex128 against NumPy complex128: creation, conversion, promotion,
+arithmetic, the elementwise functions the standard defines for complex numbers, reductions,
+matmul/vecdot, where and layout ops. Runs on the test device (INGOT_DEVICE): on the CPU every
+op is native; on GPUs copies, astype, + - * /, ==, !=, abs, conj, real, imag, sum, mean and where
+are composed of real kernels, and the other ops raise TypeError (checked too).
+
+Results come from the device's caching pool: ``poison`` fills freed blocks of the outputs' sizes
+with NaN first, so an element an implementation forgets to write shows as NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ingot
+from conftest import DEVICE, ON_CPU, to_np
+
+CDTYPES = ["complex64", "complex128"]
+# complex64 results computed in float64 and rounded once: a few float32 ulp; complex128 a few ulp.
+TOL = {"complex64": dict(rtol=2e-6, atol=2e-6), "complex128": dict(rtol=1e-13, atol=1e-13)}
+FUNC_TOL = {"complex64": dict(rtol=1e-5, atol=1e-5), "complex128": dict(rtol=1e-12, atol=1e-12)}
+ON_METAL = DEVICE.kind == "metal"
+
+
+def poison(*shapes):
+    """Fills and frees pool blocks of the byte sizes of complex128 arrays of ``shapes`` (NaN)."""
+    keep = []
+    for s in shapes:
+        n = max(1, int(np.prod(s))) * 2
+        for _ in range(3):
+            keep.append(ingot.full((n,), float("nan"), dtype=ingot.float32, device=DEVICE))
+            keep.append(ingot.full((n,), float("nan"), dtype=ingot.float64 if not ON_METAL else ingot.float32,
+                                   device=DEVICE))
+    del keep
+
+
+def crandom(rng, shape, dtype="complex128", scale=1.0):
+    z = rng.normal(size=shape) * scale + 1j * rng.normal(size=shape) * scale
+    return z.astype(dtype)
+
+
+def dev_dtypes():
+    return [d for d in CDTYPES if not (ON_METAL and d == "complex128")]
+
+
+def make(z, dtype):
+    return ingot.asarray(z, dtype=dtype, device=DEVICE)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_dtype_objects_and_info(dtype):
+    d = getattr(ingot, dtype)
+    assert d.name == dtype and d.kind == "complex floating"
+    assert d.itemsize == (8 if dtype == "complex64" else 16)
+    assert ingot.isdtype(d, "complex floating") and ingot.isdtype(d, "numeric")
+    assert not ingot.isdtype(d, "real floating")
+    assert np.dtype(d) == np.dtype(dtype)
+    info = ingot.__array_namespace_info__()
+    assert dtype in info.dtypes(kind="complex floating", device="cpu")
+    assert info.default_dtypes(device="cpu")["complex floating"] == ingot.complex128
+    fi = ingot.finfo(d)
+    assert fi.dtype == (ingot.float32 if dtype == "complex64" else ingot.float64)
+    assert fi.eps == np.finfo(dtype).eps
+    assert ingot.__array_api_version__ == "2024.12"
+
+
+def test_promotion_follows_the_standard():
+    c64, c128 = ingot.complex64, ingot.complex128
+    assert ingot.result_type(c64, ingot.float32) == c64
+    assert ingot.result_type(c64, ingot.float64) == c128
+    assert ingot.result_type(c64, c128) == c128
+    assert ingot.result_type(ingot.float32, 1j) == c64
+    assert ingot.result_type(ingot.float64, 1j) == c128
+    assert ingot.result_type(c64, 1.5) == c64
+    assert ingot.result_type(ingot.bool, c64) == c64
+    assert ingot.can_cast(ingot.float32, c64) and not ingot.can_cast(c64, ingot.float32)
+    assert ingot.can_cast(ingot.float64, c128) and not ingot.can_cast(c128, c64)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_asarray_round_trip_and_scalars(rng, dtype):
+    z = crandom(rng, (3, 5), dtype)
+    x = make(z, dtype)
+    assert x.dtype == dtype and x.shape == (3, 5)
+    np.testing.assert_array_equal(to_np(x), z)
+    # Python complex scalars and nested lists.
+    s = ingot.asarray(1.5 - 2j, device=DEVICE)
+    assert s.dtype == ingot.complex128 or ON_METAL
+    assert complex(s.to_device("cpu")) == 1.5 - 2j
+    lst = ingot.asarray([[1 + 1j, 2], [3j, -4.5]], dtype=dtype, device=DEVICE)
+    np.testing.assert_array_equal(to_np(lst), np.asarray([[1 + 1j, 2], [3j, -4.5]], dtype=dtype))
+    assert x[1, 2].item() == complex(z[1, 2])
+    assert isinstance(x[0, 0].item(), complex)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_creation(dtype):
+    np.testing.assert_array_equal(to_np(ingot.zeros((2, 3), dtype=dtype, device=DEVICE)), np.zeros((2, 3), dtype))
+    np.testing.assert_array_equal(to_np(ingot.ones((4,), dtype=dtype, device=DEVICE)), np.ones(4, dtype))
+    np.testing.assert_array_equal(to_np(ingot.full((2, 2), 1 - 3j, dtype=dtype, device=DEVICE)),
+                                  np.full((2, 2), 1 - 3j, dtype))
+    f = ingot.full((3,), 2j, device=DEVICE) if not ON_METAL else ingot.full((3,), 2j, dtype=dtype, device=DEVICE)
+    assert f.dtype == (ingot.complex128 if not ON_METAL else dtype)
+    np.testing.assert_array_equal(to_np(ingot.eye(3, 4, k=1, dtype=dtype, device=DEVICE)), np.eye(3, 4, 1, dtype=dtype))
+    e = ingot.empty((5,), dtype=dtype, device=DEVICE)
+    assert e.dtype == dtype and e.shape == (5,)
+    z = ingot.zeros_like(e)
+    assert z.dtype == dtype
+
+
+@pytest.mark.skipif(ON_METAL, reason="complex128 linspace")
+@pytest.mark.parametrize("endpoint", [True, False])
+def test_linspace_complex(endpoint):
+    got = ingot.linspace(1 + 2j, -3 + 0.5j, 7, endpoint=endpoint, device=DEVICE)
+    want = np.linspace(1 + 2j, -3 + 0.5j, 7, endpoint=endpoint)
+    assert got.dtype == ingot.complex128
+    np.testing.assert_allclose(to_np(got), want, rtol=1e-14, atol=1e-14)
+    got = ingot.linspace(0, 1, 5, dtype=ingot.complex64, device=DEVICE)
+    np.testing.assert_allclose(to_np(got), np.linspace(0, 1, 5).astype(np.complex64))
+
+
+@pytest.mark.parametrize("src", ["bool", "int8", "int64", "uint32", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("dst", ["complex64", "complex128"])
+def test_astype_to_complex(rng, src, dst):
+    if ON_METAL and "64" in src and src not in ("int64", "complex64") or ON_METAL and dst == "complex128":
+        pytest.skip("no 64-bit floats on Metal")
+    if src.startswith("complex"):
+        a = crandom(rng, (17,), src)
+    elif src == "bool":
+        a = rng.random(17) > 0.5
+    else:
+        a = (rng.normal(size=17) * 50).astype(src)
+    poison((17,))
+    got = make(a, None if src != "bool" else "bool").astype(dst)
+    assert got.dtype == dst
+    np.testing.assert_array_equal(to_np(got), a.astype(dst))
+
+
+@pytest.mark.parametrize("src", dev_dtypes())
+@pytest.mark.parametrize("dst", ["bool", "int32", "float32", "float64"])
+def test_astype_from_complex(rng, src, dst):
+    if ON_METAL and dst == "float64":
+        pytest.skip("no float64 on Metal")
+    z = crandom(rng, (4, 9), src, scale=20.0)
+    z[0, :3] = [0, 1j, 2]  # bool of a purely imaginary value is True
+    poison((4, 9))
+    got = make(z, src).astype(dst)
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = z.astype(dst)
+    np.testing.assert_array_equal(to_np(got), want)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
+def test_arithmetic(rng, dtype, op):
+    a, b = crandom(rng, (6, 7), dtype), crandom(rng, (7,), dtype)
+    poison((6, 7))
+    got = getattr(ingot, op)(make(a, dtype), make(b, dtype))
+    want = getattr(np, op)(a.astype(np.complex128), b.astype(np.complex128))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(to_np(got), want, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_operators_and_python_scalars(rng, dtype):
+    a = crandom(rng, (33,), dtype)
+    x = make(a, dtype)
+    ref = a.astype(np.complex128)
+    for got, want in (
+        (x * 2j, ref * 2j),
+        (1 - 0.5j + x, 1 - 0.5j + ref),
+        (x / (3 + 4j), ref / (3 + 4j)),
+        (x - 2, ref - 2),
+        (-x, -ref),
+        (+x, ref),
+        (2.5 * x, 2.5 * ref),
+    ):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(to_np(got), want, **TOL[dtype])
+    if not ON_METAL:
+        f = ingot.asarray(a.real.astype("float32"), device=DEVICE)
+        assert (f * 1j).dtype == ingot.complex64
+        y = ingot.asarray(a.real.astype("float32"), device=DEVICE) + make(a, dtype)
+        assert y.dtype == dtype
+    y = make(a, dtype)
+    y += 1j
+    np.testing.assert_allclose(to_np(y), ref + 1j, **TOL[dtype])
+    with pytest.raises(TypeError):
+        f32 = ingot.asarray(a.real.astype("float32"), device=DEVICE)
+        f32 += x
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_equality_and_where(rng, dtype):
+    a = crandom(rng, (40,), dtype)
+    b = a.copy()
+    b[::3] += 1j
+    b[1::5] = np.nan
+    x, y = make(a, dtype), make(b, dtype)
+    np.testing.assert_array_equal(to_np(ingot.equal(x, y)), a == b)
+    np.testing.assert_array_equal(to_np(x != y), a != b)
+    cond = rng.random(40) > 0.5
+    got = ingot.where(ingot.asarray(cond, device=DEVICE), x, y)
+    np.testing.assert_array_equal(to_np(got), np.where(cond, a, b))
+    with pytest.raises(TypeError):
+        ingot.less(x, y)
+    with pytest.raises(TypeError):
+        ingot.maximum(x, y)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_parts_abs_conj(rng, dtype):
+    a = crandom(rng, (5, 8), dtype)
+    x = make(a, dtype)
+    rd = "float32" if dtype == "complex64" else "float64"
+    for name, want in (("real", a.real), ("imag", a.imag)):
+        got = getattr(ingot, name)(x)
+        assert got.dtype == rd
+        np.testing.assert_array_equal(to_np(got), want)
+    np.testing.assert_array_equal(to_np(ingot.conj(x)), np.conj(a))
+    # A strided, transposed view.
+    np.testing.assert_array_equal(to_np(ingot.imag(x.T[::2])), a.T[::2].imag)
+    got = ingot.abs(x)
+    assert got.dtype == rd
+    np.testing.assert_allclose(to_np(got), np.abs(a.astype(np.complex128)), **TOL[dtype])
+    if not ON_METAL:
+        r = ingot.asarray(a.real, device=DEVICE)
+        np.testing.assert_array_equal(to_np(ingot.real(r)), a.real)
+        np.testing.assert_array_equal(to_np(ingot.imag(r)), np.zeros_like(a.real))
+        np.testing.assert_array_equal(to_np(ingot.conj(r)), a.real)
+
+
+FUNCS = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sin", "cos", "tan",
+         "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sign",
+         "reciprocal", "round"]
+NP_NAME = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+           "acosh": "arccosh", "atanh": "arctanh"}
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+@pytest.mark.parametrize("name", FUNCS)
+def test_elementwise_functions(rng, dtype, name):
+    scale = 3.0 if name == "round" else 0.8
+    a = crandom(rng, (64,), dtype, scale=scale)
+    x = make(a, dtype)
+    if not ON_CPU:
+        with pytest.raises(TypeError, match=name):
+            getattr(ingot, name)(x)
+        return
+    poison((64,))
+    got = getattr(ingot, name)(x)
+    ref = a.astype(np.complex128)
+    want = getattr(np, NP_NAME.get(name, name))(ref)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(to_np(got), want, **FUNC_TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_predicates(dtype):
+    vals = np.array([1 + 1j, complex(np.nan, 0), complex(0, np.inf), complex(-np.inf, np.nan), 0j], dtype)
+    x = make(vals, dtype)
+    for name in ("isnan", "isinf", "isfinite"):
+        if not ON_CPU:
+            with pytest.raises(TypeError):
+                getattr(ingot, name)(x)
+            continue
+        np.testing.assert_array_equal(to_np(getattr(ingot, name)(x)), getattr(np, name)(vals))
+
+
+def test_undefined_functions_raise():
+    x = ingot.asarray([1 + 2j], device=DEVICE, dtype="complex64")
+    for name in ("floor", "ceil", "trunc", "signbit", "bitwise_invert"):
+        with pytest.raises(TypeError):
+            getattr(ingot, name)(x)
+    for name in ("min", "max", "argmin", "argmax", "var", "std"):
+        with pytest.raises(TypeError):
+            getattr(ingot, name)(x)
+    with pytest.raises(TypeError):
+        ingot.remainder(x, x)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2)])
+def test_sum_mean_prod(rng, dtype, axis):
+    a = crandom(rng, (4, 6, 5), dtype)
+    x = make(a, dtype)
+    ref = a.astype(np.complex128)
+    poison((4, 6, 5))
+    for name in ("sum", "mean", "prod"):
+        if name == "prod" and not ON_CPU:
+            with pytest.raises(TypeError):
+                ingot.prod(x, axis=axis)
+            continue
+        got = getattr(ingot, name)(x, axis=axis)
+        want = getattr(np, name)(ref, axis=axis)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(to_np(got), want, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
+
+
+@pytest.mark.skipif(not ON_CPU, reason="complex any/all/count_nonzero run on the CPU")
+def test_truth_reductions():
+    a = np.array([[0, 1j, 0], [0, 0, 0]], dtype=np.complex128)
+    x = ingot.asarray(a)
+    np.testing.assert_array_equal(to_np(ingot.any(x, axis=1)), np.any(a, axis=1))
+    np.testing.assert_array_equal(to_np(ingot.all(x, axis=0)), np.all(a, axis=0))
+    assert int(ingot.count_nonzero(x)) == 1
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_matmul_and_vecdot(rng, dtype):
+    a, b = crandom(rng, (2, 5, 7), dtype), crandom(rng, (7, 3), dtype)
+    ra, rb = a.astype(np.complex128), b.astype(np.complex128)
+    poison((2, 5, 3))
+    got = ingot.matmul(make(a, dtype), make(b, dtype))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(to_np(got), ra @ rb, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
+    u, v = crandom(rng, (4, 9), dtype), crandom(rng, (9,), dtype)
+    if ON_CPU:
+        got = ingot.vecdot(make(u, dtype), make(v, dtype))
+        # The standard's vecdot conjugates the first argument (NumPy's vecdot does too).
+        want = np.sum(np.conj(u.astype(np.complex128)) * v.astype(np.complex128), axis=-1)
+        np.testing.assert_allclose(to_np(got), want, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_layout_ops(rng, dtype):
+    a = crandom(rng, (3, 4), dtype)
+    x = make(a, dtype)
+    np.testing.assert_array_equal(to_np(ingot.reshape(x, (4, 3))), a.reshape(4, 3))
+    np.testing.assert_array_equal(to_np(ingot.concat([x, x[:1]], axis=0)), np.concatenate([a, a[:1]]))
+    np.testing.assert_array_equal(to_np(ingot.stack([x, x])), np.stack([a, a]))
+    np.testing.assert_array_equal(to_np(ingot.permute_dims(x, (1, 0))), a.T)
+    np.testing.assert_array_equal(to_np(ingot.flip(x, axis=1)), a[:, ::-1])
+    np.testing.assert_array_equal(to_np(x[1:, ::2]), a[1:, ::2])
+    np.testing.assert_array_equal(to_np(ingot.broadcast_to(x[:1], (2, 4))), np.broadcast_to(a[:1], (2, 4)))
+    y = make(a, dtype)
+    y[0, 1] = 5 - 6j
+    b = a.copy()
+    b[0, 1] = 5 - 6j
+    np.testing.assert_array_equal(to_np(y), b)
+    np.testing.assert_array_equal(to_np(x.to_device("cpu")), a)
+
+
+@pytest.mark.skipif(not ON_CPU, reason="NumPy and DLPack interop of host memory")
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_numpy_and_dlpack_interop(rng, dtype):
+    a = crandom(rng, (4, 3), dtype)
+    x = ingot.asarray(a)
+    back = np.asarray(x)
+    assert back.dtype == dtype
+    np.testing.assert_array_equal(back, a)
+    np.testing.assert_array_equal(np.from_dlpack(x), a)
+    y = ingot.from_dlpack(a[:, 1:])
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(to_np(y), a[:, 1:])
+
+
+@pytest.mark.skipif(not ON_METAL, reason="Metal only")
+def test_metal_has_no_complex128():
+    with pytest.raises(TypeError, match="complex128"):
+        ingot.zeros((2,), dtype=ingot.complex128, device=DEVICE)

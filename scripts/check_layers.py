@@ -31,6 +31,8 @@ LAYERS = {
         ("syntax", 3),
         ("reflect", 4),
         ("wrapper_common", 5),
+        ("checked", 5),
+        ("sandbox", 5),
         ("wrapper_cpu", 6),
         ("wrapper_cuda", 6),
         ("rewrite", 7),

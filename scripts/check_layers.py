@@ -33,6 +33,8 @@ LAYERS = {
         ("reflect", 4),
         ("unit", 5),
         ("wrapper_common", 5),
+        ("checked", 5),
+        ("sandbox", 5),
         ("wrapper_cpu", 6),
         ("wrapper_cuda", 6),
         ("rewrite", 7),

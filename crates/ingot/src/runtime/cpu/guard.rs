@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// `ingot_guarded_call`'s return value for a fault.
 const GUARD_FAULT: i32 = -0x1F4017;
 
-/// Buffers up to this size are copied into guarded scratch slots for a launch.
-pub(crate) const SCRATCH_MAX: usize = super::memory::GUARD_MIN;
+/// Buffers up to this size are copied into guarded scratch slots for a launch (the size from
+/// which the host allocator gives blocks a guard page of their own, `memory::GUARD_MIN`).
+pub(crate) const SCRATCH_MAX: usize = 64 << 10;
 
 /// A fault caught while a kernel ran.
 #[derive(Copy, Clone, Debug)]
@@ -57,7 +58,7 @@ pub(crate) fn install() {
         // SAFETY: idempotent; installs a handler that only acts on threads running a kernel.
         unsafe { ingot_guard_install() };
     }
-    interrupt::install();
+    install_sigint();
 }
 
 /// Runs `entry` on groups `[begin, end)` with faults contained.
@@ -202,91 +203,76 @@ pub(crate) fn shutting_down() -> bool {
 
 /// The number of SIGINTs seen so far (a launch stops when it changes).
 pub(crate) fn interrupts() -> u64 {
-    interrupt::COUNT.load(Ordering::Relaxed)
+    INTERRUPTS.load(Ordering::Relaxed)
 }
 
-mod interrupt {
-    use super::*;
+/// SIGINTs seen since the process started.
+static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
 
-    pub(super) static COUNT: AtomicU64 = AtomicU64::new(0);
+/// The SIGINT handler found when ingot's was installed (Python's, usually), for chaining.
+#[cfg(unix)]
+static mut OLD_SIGINT: Option<libc::sigaction> = None;
 
-    #[cfg(unix)]
-    mod imp {
-        use super::*;
-        use std::sync::Mutex;
-
-        /// The handler found when ours was installed (Python's, usually).
-        static OLD: Mutex<Option<libc::sigaction>> = Mutex::new(None);
-        static mut OLD_FOR_HANDLER: Option<libc::sigaction> = None;
-
-        extern "C" fn on_sigint(
-            sig: libc::c_int,
-            info: *mut libc::siginfo_t,
-            ctx: *mut libc::c_void,
-        ) {
-            COUNT.fetch_add(1, Ordering::SeqCst);
-            // SAFETY: written only while the handler is not installed on top of it (below),
-            // read here.
-            let old = unsafe { *std::ptr::addr_of!(OLD_FOR_HANDLER) };
-            let Some(old) = old else { return };
-            let h = old.sa_sigaction;
-            if h == libc::SIG_IGN {
-                return;
-            }
-            if h == libc::SIG_DFL {
-                // The default action (terminate): restore it and raise again.
-                // SAFETY: async-signal-safe calls.
-                unsafe {
-                    libc::signal(libc::SIGINT, libc::SIG_DFL);
-                    libc::raise(libc::SIGINT);
-                }
-                return;
-            }
-            if old.sa_flags & libc::SA_SIGINFO != 0 {
-                // SAFETY: the previous handler's own signature.
-                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-                    unsafe { std::mem::transmute(h) };
-                f(sig, info, ctx);
-            } else {
-                // SAFETY: as above.
-                let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(h) };
-                f(sig);
-            }
-        }
-
-        pub(super) fn install() {
-            // Re-checked every 64th launch only (a system call): Python replaces the handler
-            // only when the program calls signal.signal.
-            static CALLS: AtomicU64 = AtomicU64::new(0);
-            if !CALLS.fetch_add(1, Ordering::Relaxed).is_multiple_of(64) {
-                return;
-            }
-            let Ok(mut old) = OLD.lock() else { return };
-            // SAFETY: querying the current action.
-            let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-            if unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut cur) } != 0 {
-                return;
-            }
-            if cur.sa_sigaction == on_sigint as *const () as usize {
-                return;
-            }
-            // Whoever replaced ours (Python's signal.signal) is the new one to chain to.
-            // SAFETY: our handler is not installed now, so it does not read this concurrently.
-            unsafe { *std::ptr::addr_of_mut!(OLD_FOR_HANDLER) = Some(cur) };
-            *old = Some(cur);
-            // SAFETY: a valid handler with SA_SIGINFO; the mask blocks nothing extra.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_sigint as *const () as usize;
-                sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-            }
-        }
+#[cfg(unix)]
+extern "C" fn on_sigint(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: written only while this handler is not installed (see `install_sigint`).
+    let old = unsafe { *std::ptr::addr_of!(OLD_SIGINT) };
+    let Some(old) = old else { return };
+    let h = old.sa_sigaction;
+    if h == libc::SIG_IGN {
+        return;
     }
+    if h == libc::SIG_DFL {
+        // The default action (terminate): restore it and raise again.
+        // SAFETY: async-signal-safe calls.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::raise(libc::SIGINT);
+        }
+        return;
+    }
+    if old.sa_flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler's own signature.
+        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(h) };
+        f(sig, info, ctx);
+    } else {
+        // SAFETY: as above.
+        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(h) };
+        f(sig);
+    }
+}
 
-    pub(super) fn install() {
-        #[cfg(unix)]
-        imp::install();
+/// Puts ingot's SIGINT handler in front of the current one (Python's), again when the program
+/// replaced it (Python's `signal.signal`); checked on every 64th launch (a system call).
+fn install_sigint() {
+    #[cfg(unix)]
+    {
+        use std::sync::Mutex;
+        static LOCK: Mutex<()> = Mutex::new(());
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        if !CALLS.fetch_add(1, Ordering::Relaxed).is_multiple_of(64) {
+            return;
+        }
+        let Ok(_guard) = LOCK.lock() else { return };
+        // SAFETY: querying the current action.
+        let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut cur) } != 0 {
+            return;
+        }
+        if cur.sa_sigaction == on_sigint as *const () as usize {
+            return;
+        }
+        // SAFETY: our handler is not installed now, so it does not read this concurrently.
+        unsafe { *std::ptr::addr_of_mut!(OLD_SIGINT) = Some(cur) };
+        // SAFETY: a valid handler with SA_SIGINFO; the mask blocks nothing extra.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigint as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        }
     }
 }

@@ -546,55 +546,6 @@ impl CudaFunction {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lp(grid: [u32; 3], tg: [u32; 3], exact: bool) -> LaunchParams {
-        let groups = [0, 1, 2].map(|d| grid[d].div_ceil(tg[d]));
-        LaunchParams {
-            grid,
-            tg,
-            groups,
-            origin: [0; 3],
-            region: groups,
-            block: tg,
-            exact: exact as u32,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn one_d_is_one_launch() {
-        let r = regions(&lp([1000, 1, 1], [256, 1, 1], true)).unwrap();
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].blocks, r[0].threads), (4, 256));
-    }
-
-    #[test]
-    fn two_d_edges_get_their_own_block_shape() {
-        let r = regions(&lp([100, 30, 1], [16, 8, 1], true)).unwrap();
-        // x: 6 full + edge of 4; y: 3 full + edge of 6.
-        assert_eq!(r.len(), 4);
-        let threads: u64 = r.iter().map(|x| x.blocks as u64 * x.threads as u64).sum();
-        assert_eq!(threads, 100 * 30);
-        let corner = r
-            .iter()
-            .find(|x| x.params.origin == [6, 3, 0])
-            .expect("corner region");
-        assert_eq!(corner.params.block, [4, 6, 1]);
-        assert_eq!(corner.blocks, 1);
-    }
-
-    #[test]
-    fn groups_dispatch_is_one_launch_and_empty_is_none() {
-        let mut l = lp([64, 64, 1], [8, 8, 1], false);
-        l.exact = 0;
-        assert_eq!(regions(&l).unwrap().len(), 1);
-        assert!(regions(&lp([0, 4, 1], [8, 8, 1], true)).unwrap().is_empty());
-    }
-}
-
 impl CudaFunction {
     /// A launch of a checked kernel: after the slots, each slot's length in bytes and a fault
     /// record in device memory (ABI.md, "Checked mode"). Each region is waited for and its
@@ -691,5 +642,54 @@ impl CudaFunction {
         let _ = unsafe { result::free_sync(record_ptr) };
         self.inner.note_launch(&self.name);
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lp(grid: [u32; 3], tg: [u32; 3], exact: bool) -> LaunchParams {
+        let groups = [0, 1, 2].map(|d| grid[d].div_ceil(tg[d]));
+        LaunchParams {
+            grid,
+            tg,
+            groups,
+            origin: [0; 3],
+            region: groups,
+            block: tg,
+            exact: exact as u32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_d_is_one_launch() {
+        let r = regions(&lp([1000, 1, 1], [256, 1, 1], true)).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].blocks, r[0].threads), (4, 256));
+    }
+
+    #[test]
+    fn two_d_edges_get_their_own_block_shape() {
+        let r = regions(&lp([100, 30, 1], [16, 8, 1], true)).unwrap();
+        // x: 6 full + edge of 4; y: 3 full + edge of 6.
+        assert_eq!(r.len(), 4);
+        let threads: u64 = r.iter().map(|x| x.blocks as u64 * x.threads as u64).sum();
+        assert_eq!(threads, 100 * 30);
+        let corner = r
+            .iter()
+            .find(|x| x.params.origin == [6, 3, 0])
+            .expect("corner region");
+        assert_eq!(corner.params.block, [4, 6, 1]);
+        assert_eq!(corner.blocks, 1);
+    }
+
+    #[test]
+    fn groups_dispatch_is_one_launch_and_empty_is_none() {
+        let mut l = lp([64, 64, 1], [8, 8, 1], false);
+        l.exact = 0;
+        assert_eq!(regions(&l).unwrap().len(), 1);
+        assert!(regions(&lp([0, 4, 1], [8, 8, 1], true)).unwrap().is_empty());
     }
 }

@@ -87,3 +87,8 @@ pi = 3.141592653589793
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+
+from ._examples import attach as _attach_examples
+
+# Every public function's docstring carries an example (tests/test_docstrings.py runs them).
+_attach_examples(__import__("sys").modules[__name__])

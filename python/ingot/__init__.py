@@ -114,3 +114,8 @@ def _register_shutdown() -> None:
 
 
 _register_shutdown()
+
+from ._examples import attach as _attach_examples
+
+# Every public function's docstring carries an example (tests/test_docstrings.py runs them).
+_attach_examples(__import__("sys").modules[__name__])

@@ -734,6 +734,7 @@ impl PyLibrary {
 /// [3.0, 6.0, 9.0]
 #[pyfunction]
 #[pyo3(signature = (source, *, device = None, constants = None, math_mode = "precise", include_dirs = None, file_name = None, defines = None, checked = None))]
+#[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
     source: &str,

@@ -633,7 +633,19 @@ fn entry(
             .unwrap_or((line, 1));
         let perr = |msg: String| Error::new(file, pl, pc, msg);
         let words: Vec<&str> = p.type_toks.iter().map(|&k| toks[k].text(src)).collect();
-        let ty = substitute(&words, &subst);
+        let mut ty = substitute(&words, &subst);
+        // `coherent(system)`: a memory-coherence qualifier, no part of the type.
+        if let Some(c) = ty.iter().position(|w| w == "coherent") {
+            let end = if ty.get(c + 1).map(String::as_str) == Some("(") {
+                ty.iter()
+                    .skip(c)
+                    .position(|w| w == ")")
+                    .map_or(c, |e| c + e)
+            } else {
+                c
+            };
+            ty.drain(c..=end);
+        }
         let mut address_space = None;
         let mut is_const = false;
         let mut is_pointer = false;
@@ -661,14 +673,6 @@ fn entry(
                 }
                 "&" | "&&" => is_reference = true,
                 "metal" if tyw.get(k + 1) == Some(&"::") => k += 1,
-                // `coherent(system)`: a memory-coherence qualifier, no part of the type.
-                "coherent" => {
-                    if tyw.get(k + 1) == Some(&"(") {
-                        while k < tyw.len() && tyw[k] != ")" {
-                            k += 1;
-                        }
-                    }
-                }
                 _ if !is_pointer && !is_reference => value_words.push(w.to_string()),
                 _ => {}
             }

@@ -927,9 +927,21 @@ impl<'a> Rewriter<'a> {
                 let mut value: Vec<String> = Vec::new();
                 let mut pconst = false;
                 let mut seen_ptr = false;
+                let mut in_coherent = false;
                 for &k in &p.type_toks {
                     let w = self.txt(k);
+                    // `coherent(system)` is no part of the type.
+                    if w == "coherent" {
+                        in_coherent = self.is(k + 1, "(");
+                        continue;
+                    }
+                    if in_coherent {
+                        in_coherent = w != ")";
+                        continue;
+                    }
                     match w {
+                        // `constant T name[N]`: an array parameter is a pointer.
+                        "[" => seen_ptr = true,
                         "device" | "thread" | "threadgroup" | "volatile" | "struct"
                         | "restrict" | "__restrict" => {}
                         "constant" | "const" if !seen_ptr => pconst = true,
@@ -954,6 +966,16 @@ impl<'a> Rewriter<'a> {
     fn tokens(&mut self, values: &HashMap<String, String>) -> Result<()> {
         let _ = values;
         let renames = self.math_renames();
+        // Vector/matrix names the file declares itself (`typedef matrix<bfloat, 4, 4>
+        // bfloat4x4;`) are the user's, everywhere.
+        let user_aliases: HashSet<&str> = (0..self.toks.len())
+            .filter(|&i| {
+                self.toks[i].kind == TokenKind::Ident
+                    && is_vector_type_name(self.txt(i))
+                    && self.declares_alias(i)
+            })
+            .map(|i| self.txt(i))
+            .collect();
         let n = self.toks.len();
         let mut i = 0;
         while i < n {
@@ -982,7 +1004,7 @@ impl<'a> Rewriter<'a> {
                     } else if !after_scope {
                         if is_vector_type_name(s)
                             && !self.syn.classes.contains_key(s)
-                            && !self.declares_alias(i)
+                            && !user_aliases.contains(s)
                         {
                             self.set(i, format!("metal::{s}"));
                             i += 1;

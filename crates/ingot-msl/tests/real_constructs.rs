@@ -245,3 +245,15 @@ kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]])
     both(src);
     cpu_compiles("operators", src);
 }
+
+#[test]
+fn array_parameters_compile() {
+    let src = r#"
+kernel void strided(device const float* x, device float* y,
+                    constant const long strides[2],
+                    uint2 i [[thread_position_in_grid]]) {
+    y[i.y * 4 + i.x] = x[i.x * strides[0] + i.y * strides[1]];
+}
+"#;
+    cpu_compiles("array_param", src);
+}

@@ -16,6 +16,10 @@ pub struct Error {
     pub column: u32,
     /// What went wrong, for a person.
     pub message: String,
+    /// True when the source is valid Metal that ingot cannot run anywhere but on Apple's
+    /// compiler (an Apple-only framework header): callers report it as "not supported", not as
+    /// a compile error.
+    pub unsupported: bool,
 }
 
 impl Error {
@@ -26,6 +30,15 @@ impl Error {
             line,
             column,
             message: message.into(),
+            unsupported: false,
+        }
+    }
+
+    /// An [`Error`] for valid Metal that ingot does not support (see [`Error::unsupported`]).
+    pub fn unsupported(file: &str, line: u32, column: u32, message: impl Into<String>) -> Error {
+        Error {
+            unsupported: true,
+            ..Error::new(file, line, column, message)
         }
     }
 }

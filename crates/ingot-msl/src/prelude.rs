@@ -7,6 +7,11 @@
 
 use crate::Target;
 
+/// The other parts of Metal's standard library (`<metal_limits>`, `<metal_matrix>`...): each
+/// is all of `<metal_stdlib>` here, as the parts above are.
+const SIBLING: &str =
+    "// part of the ingot Metal standard library\n#pragma once\n#include <ingot/metal_stdlib.h>\n";
+
 const CUDA_FILES: &[(&str, &str)] = &[
     (
         "ingot/metal_stdlib.h",
@@ -45,6 +50,10 @@ const CUDA_FILES: &[(&str, &str)] = &[
         "ingot/detail/simdgroup_matrix.h",
         include_str!("../prelude/ingot/detail/simdgroup_matrix.h"),
     ),
+    (
+        "ingot/detail/intrinsics.h",
+        include_str!("../prelude/ingot/detail/intrinsics.h"),
+    ),
     ("metal_stdlib", include_str!("../prelude/metal_stdlib")),
     ("metal_math", include_str!("../prelude/metal_math")),
     (
@@ -71,6 +80,18 @@ const CUDA_FILES: &[(&str, &str)] = &[
         include_str!("../prelude/metal_simdgroup_matrix"),
     ),
     ("simd/simd.h", include_str!("../prelude/simd/simd.h")),
+    ("metal_limits", SIBLING),
+    ("metal_matrix", SIBLING),
+    ("metal_array", SIBLING),
+    ("metal_functional", SIBLING),
+    ("metal_type_traits", SIBLING),
+    ("metal_utility", SIBLING),
+    ("metal_quadgroup", SIBLING),
+    ("metal_initializer_list", SIBLING),
+    ("metal_extended_vector", SIBLING),
+    ("metal_uniform", SIBLING),
+    ("metal_config", SIBLING),
+    ("metal_compute_utility", SIBLING),
 ];
 
 const CPU_FILES: &[(&str, &str)] = &[
@@ -111,6 +132,10 @@ const CPU_FILES: &[(&str, &str)] = &[
         "ingot/detail/simdgroup_matrix.h",
         include_str!("../prelude/ingot/detail/simdgroup_matrix.h"),
     ),
+    (
+        "ingot/detail/intrinsics.h",
+        include_str!("../prelude/ingot/detail/intrinsics.h"),
+    ),
     ("metal_stdlib", include_str!("../prelude/metal_stdlib")),
     ("metal_math", include_str!("../prelude/metal_math")),
     (
@@ -137,6 +162,18 @@ const CPU_FILES: &[(&str, &str)] = &[
         include_str!("../prelude/metal_simdgroup_matrix"),
     ),
     ("simd/simd.h", include_str!("../prelude/simd/simd.h")),
+    ("metal_limits", SIBLING),
+    ("metal_matrix", SIBLING),
+    ("metal_array", SIBLING),
+    ("metal_functional", SIBLING),
+    ("metal_type_traits", SIBLING),
+    ("metal_utility", SIBLING),
+    ("metal_quadgroup", SIBLING),
+    ("metal_initializer_list", SIBLING),
+    ("metal_extended_vector", SIBLING),
+    ("metal_uniform", SIBLING),
+    ("metal_config", SIBLING),
+    ("metal_compute_utility", SIBLING),
     (
         "ingot/cpu/runtime.h",
         include_str!("../prelude/ingot/cpu/runtime.h"),

@@ -110,7 +110,7 @@ pub fn preprocess_with_defines<'a>(
                         | "elif"
                         | "endif"
                         | "error"
-                ) || (d == "include" && !include_dirs.is_empty())
+                ) || (d == "include" && (!include_dirs.is_empty() || apple_framework(t.text(src))))
             }
         });
     if !needs {
@@ -180,6 +180,22 @@ fn check_define(name: &str, value: &str, file: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// True for an `#include` of an Apple framework header (`<MetalPerformancePrimitives/...>`,
+/// `<Metal/...>`): Metal resolves those from the SDK, and no other target has them.
+fn apple_framework(include: &str) -> bool {
+    let t = include.trim_start().trim_start_matches('#').trim_start();
+    let t = t.strip_prefix("include").unwrap_or(t).trim_start();
+    let Some(name) = t.strip_prefix('<').or_else(|| t.strip_prefix('"')) else {
+        return false;
+    };
+    let framework = name.split('/').next().unwrap_or("");
+    name.contains('/')
+        && matches!(
+            framework,
+            "MetalPerformancePrimitives" | "MetalPerformanceShaders" | "Metal" | "MetalKit"
+        )
 }
 
 /// Splits `# name rest` into (`name`, `rest`).
@@ -335,6 +351,18 @@ impl Pre {
                     "define" | "undef" | "error" => {}
                     "include" if on => match self.resolve(&rest) {
                         Some(path) => self.include(&path, &rest, &t, text, base, &mut out)?,
+                        None if apple_framework(&rest) => {
+                            let name = rest.trim().trim_end_matches(';').trim();
+                            return Err(Error::unsupported(
+                                &self.file,
+                                t.line,
+                                t.col,
+                                format!(
+                                    "#include {name}: Apple's frameworks are only available to \
+                                     Metal on Apple GPUs (ingot runs MSL on CPU and CUDA without them)"
+                                ),
+                            ));
+                        }
                         None => {
                             let r = rest.trim();
                             if r.starts_with('"') && self.unseen.is_none() {

@@ -350,6 +350,10 @@ pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Resu
             ));
         };
         let f = &syn.functions[d];
+        let mut args = inst.args.clone();
+        if args.len() < f.template_params.len() && !inst.param_types.is_empty() {
+            args = deduce(src, toks, f, &inst.args, &inst.param_types);
+        }
         let e = entry(
             src,
             file,
@@ -361,10 +365,11 @@ pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Resu
             f,
             inst.host_name.clone(),
             &f.template_params,
-            &inst.args,
+            &args,
         )?;
         entry_points.push(e);
     }
+    check_kernels_seen(src, file, toks, syn)?;
     for e in &entry_points {
         if !is_identifier(&e.name) {
             return Err(Error::new(
@@ -400,6 +405,136 @@ pub(crate) fn build(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Resu
         entry_points,
         function_constants,
     })
+}
+
+/// Template arguments of `f` for an instantiation that writes its parameter types (C++
+/// deduction, for the forms kernels use: a template parameter standing for a whole type or a
+/// template argument, `device T* x`, `constant Params<N>* p`). `given` are the arguments written
+/// explicitly; deduction stops at the first parameter it cannot bind (its default, if any,
+/// then applies).
+fn deduce(
+    src: &str,
+    toks: &[Token],
+    f: &FunctionDef,
+    given: &[String],
+    inst_params: &[Vec<String>],
+) -> Vec<String> {
+    let tparams = &f.template_params;
+    let mut bound: HashMap<String, String> =
+        tparams.iter().cloned().zip(given.iter().cloned()).collect();
+    // `const` may be written before or after the address space: it does not take part.
+    let strip = |w: &[&str]| -> Vec<String> {
+        w.iter()
+            .filter(|w| **w != "const")
+            .map(|w| w.to_string())
+            .collect()
+    };
+    for (p, inst) in f.params.iter().zip(inst_params) {
+        let def_words: Vec<&str> = p.type_toks.iter().map(|&k| toks[k].text(src)).collect();
+        let def = strip(&def_words);
+        let inst = strip(&inst.iter().map(String::as_str).collect::<Vec<_>>());
+        let (mut i, mut j) = (0, 0);
+        while i < def.len() && j < inst.len() {
+            let d = def[i].as_str();
+            if tparams.iter().any(|t| t == d) && !bound.contains_key(d) {
+                // Take inst tokens up to the def's next token, at bracket depth 0.
+                let next = def.get(i + 1).map(String::as_str);
+                let mut depth = 0i32;
+                let start = j;
+                while j < inst.len() {
+                    let w = inst[j].as_str();
+                    if depth == 0 && Some(w) == next {
+                        break;
+                    }
+                    match w {
+                        "<" | "(" | "[" => depth += 1,
+                        ">" | ")" | "]" => depth -= 1,
+                        ">>" => depth -= 2,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if j == start {
+                    break;
+                }
+                bound.insert(d.to_string(), inst[start..j].join(" "));
+                i += 1;
+                continue;
+            }
+            if let Some(v) = bound.get(d) {
+                // A bound parameter stands for its tokens.
+                let n = v.split(' ').count();
+                j += n;
+                i += 1;
+                continue;
+            }
+            if d != inst[j] {
+                break;
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for t in tparams {
+        match bound.get(t.as_str()) {
+            Some(v) => out.push(v.clone()),
+            None => break,
+        }
+    }
+    out
+}
+
+/// A `kernel` definition that the structural pass did not record (a construct it misread)
+/// must fail loudly: a file whose kernels silently reflect as none must never pass.
+fn check_kernels_seen(src: &str, file: &str, toks: &[Token], syn: &Syntax) -> Result<()> {
+    let mut covered: Vec<(usize, usize)> = syn
+        .functions
+        .iter()
+        .map(|f| (f.decl_start, f.params_open))
+        .chain(syn.instantiations.iter().map(|i| (i.start, i.end)))
+        .collect();
+    covered.sort_unstable();
+    // Running maximum of the ends, so one binary search answers "inside some range".
+    let mut max_end = Vec::with_capacity(covered.len());
+    let mut m = 0;
+    for &(_, e) in &covered {
+        m = m.max(e);
+        max_end.push(m);
+    }
+    for (i, t) in toks.iter().enumerate() {
+        if t.kind != TokenKind::Ident
+            || t.text(src) != "kernel"
+            || syn.ctx.get(i) == Some(&Ctx::Body)
+        {
+            continue;
+        }
+        let n = covered.partition_point(|r| r.0 <= i);
+        if n > 0 && max_end[n - 1] >= i {
+            continue;
+        }
+        // Only a definition counts (a prototype `kernel void f(...);` declares no entry point).
+        let mut k = i + 1;
+        let mut depth = 0i32;
+        while k < toks.len() {
+            match toks[k].text(src) {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth -= 1,
+                ";" if depth <= 0 => break,
+                "{" if depth <= 0 => {
+                    return Err(Error::new(
+                        file,
+                        t.line,
+                        t.col,
+                        "ingot could not read this kernel's declaration (please report it)",
+                    ));
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+    }
+    Ok(())
 }
 
 /// True for a C identifier.
@@ -498,7 +633,19 @@ fn entry(
             .unwrap_or((line, 1));
         let perr = |msg: String| Error::new(file, pl, pc, msg);
         let words: Vec<&str> = p.type_toks.iter().map(|&k| toks[k].text(src)).collect();
-        let ty = substitute(&words, &subst);
+        let mut ty = substitute(&words, &subst);
+        // `coherent(system)`: a memory-coherence qualifier, no part of the type.
+        if let Some(c) = ty.iter().position(|w| w == "coherent") {
+            let end = if ty.get(c + 1).map(String::as_str) == Some("(") {
+                ty.iter()
+                    .skip(c)
+                    .position(|w| w == ")")
+                    .map_or(c, |e| c + e)
+            } else {
+                c
+            };
+            ty.drain(c..=end);
+        }
         let mut address_space = None;
         let mut is_const = false;
         let mut is_pointer = false;
@@ -519,6 +666,11 @@ fn entry(
                 "const" if !is_pointer => is_const = true,
                 "const" | "volatile" | "restrict" | "__restrict" | "struct" => {}
                 "*" => is_pointer = true,
+                // `constant T name[N]`: an array parameter is a pointer.
+                "[" => {
+                    is_pointer = true;
+                    break;
+                }
                 "&" | "&&" => is_reference = true,
                 "metal" if tyw.get(k + 1) == Some(&"::") => k += 1,
                 _ if !is_pointer && !is_reference => value_words.push(w.to_string()),
@@ -965,6 +1117,9 @@ pub(crate) fn is_threadgroup_var_decl(src: &str, toks: &[Token], ctx: &[Ctx], i:
 /// The per-name features and references of the file's functions, classes and macros.
 struct CallGraph {
     nodes: HashMap<String, Node>,
+    /// `features` results by (function, extra names): a library instantiates one template
+    /// hundreds of times with the same roots.
+    memo: std::cell::RefCell<HashMap<(String, Vec<String>), Features>>,
 }
 
 #[derive(Default, Clone)]
@@ -998,12 +1153,25 @@ impl CallGraph {
                 e.refs.extend(node.refs);
             }
         }
-        CallGraph { nodes }
+        CallGraph {
+            nodes,
+            memo: Default::default(),
+        }
     }
 
     /// Features of `f` and of everything reachable from its body and `extra` names
     /// (template arguments naming functor classes, names in the declaration).
     fn features(&self, f: &FunctionDef, extra: &[String]) -> Features {
+        let key = (f.name.clone(), extra.to_vec());
+        if let Some(hit) = self.memo.borrow().get(&key) {
+            return *hit;
+        }
+        let out = self.features_uncached(f, extra);
+        self.memo.borrow_mut().insert(key, out);
+        out
+    }
+
+    fn features_uncached(&self, f: &FunctionDef, extra: &[String]) -> Features {
         let mut out = Features::default();
         let mut seen: HashSet<&str> = HashSet::new();
         let mut stack: Vec<&str> = vec![f.name.as_str()];

@@ -307,6 +307,8 @@ fn translate_expanded(
         }
     }
     rw.function_constants(&values, opts.entries.as_deref())?;
+    rw.address_space_overloads();
+    rw.address_space_function_overloads();
     rw.instantiations();
     rw.entry_names(&module);
     if opts.target == Target::Cuda {
@@ -749,6 +751,165 @@ impl<'a> Rewriter<'a> {
         m
     }
 
+    /// Member functions overloaded only on the address space of `this` (`S() thread = default;
+    /// S() constant = default;`, `f() const thread {}` / `f() const constant {}`) collapse to one
+    /// C++ signature once the qualifiers are dropped: the first of each is kept, the others go
+    /// (they have the same meaning on targets with one address space).
+    fn address_space_overloads(&mut self) {
+        const SPACES: &[&str] = &["thread", "threadgroup", "device", "constant"];
+        let n = self.toks.len();
+        let mut seen: HashSet<(usize, String)> = HashSet::new();
+        for i in 0..n {
+            if !self.is(i, ")") || self.syn.ctx.get(i) != Some(&Ctx::Class) {
+                continue;
+            }
+            // The qualifiers after the parameter list: cv and at least one address space.
+            let mut q = i + 1;
+            let mut has_space = false;
+            while q < n && (self.is(q, "const") || SPACES.contains(&self.txt(q))) {
+                has_space |= SPACES.contains(&self.txt(q));
+                q += 1;
+            }
+            if !has_space {
+                continue;
+            }
+            // Back to the start of the member declaration.
+            let mut depth = 0i32;
+            let mut k = i;
+            loop {
+                match self.txt(k) {
+                    ")" => depth += 1,
+                    "(" => depth -= 1,
+                    ";" | "{" | "}" if depth == 0 => {
+                        k += 1;
+                        break;
+                    }
+                    ":" if depth == 0
+                        && matches!(
+                            self.txt(k.wrapping_sub(1)),
+                            "public" | "private" | "protected"
+                        ) =>
+                    {
+                        k += 1;
+                        break;
+                    }
+                    _ => {}
+                }
+                if k == 0 {
+                    break;
+                }
+                k -= 1;
+            }
+            let start = k;
+            // The end: `;` of a declaration (`= default;`) or the body's `}`.
+            let mut end = q;
+            while end < n && !self.is(end, ";") && !self.is(end, "{") {
+                end += 1;
+            }
+            if self.is(end, "{") {
+                let mut d = 0i32;
+                while end < n {
+                    match self.txt(end) {
+                        "{" => d += 1,
+                        "}" => {
+                            d -= 1;
+                            if d == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    end += 1;
+                }
+            }
+            if end >= n {
+                continue;
+            }
+            // The class scope's opening brace identifies the class.
+            let class_open = (0..start)
+                .rev()
+                .find(|&b| self.is(b, "{") && self.syn.ctx.get(b + 1) == Some(&Ctx::Class))
+                .unwrap_or(0);
+            let mut key: Vec<&str> = (start..=i).map(|t| self.txt(t)).collect();
+            key.extend((i + 1..q).map(|t| self.txt(t)).filter(|w| *w == "const"));
+            if !seen.insert((class_open, key.join(" "))) {
+                self.set_range(start, end, "");
+            }
+        }
+    }
+
+    /// Function definitions that differ only in address spaces (`elem_to_loc(device const int*
+    /// shape, ...)` next to `elem_to_loc(constant const int* shape, ...)`) become the same C++
+    /// function once the address spaces are rewritten: the first definition is kept.
+    fn address_space_function_overloads(&mut self) {
+        let mut classes: Vec<(usize, usize)> =
+            self.syn.classes.values().flatten().copied().collect();
+        classes.sort_unstable();
+        let map = |w: &'a str| -> Option<&'a str> {
+            match w {
+                "device" | "thread" | "threadgroup" => None,
+                "constant" => Some("const"),
+                _ => Some(w),
+            }
+        };
+        let norm = |words: &mut dyn Iterator<Item = &'a str>| -> String {
+            let mut out: Vec<&str> = Vec::new();
+            for w in words.filter_map(map) {
+                // `const constant T` and `constant const T` are one `const`.
+                if w == "const" && out.last() == Some(&"const") {
+                    continue;
+                }
+                out.push(w);
+            }
+            out.join(" ")
+        };
+        let mut seen: HashSet<(Option<usize>, String)> = HashSet::new();
+        let mut remove = Vec::new();
+        let attrs = self.attr_mask();
+        for f in &self.syn.functions {
+            if f.kernel_tok.is_some() {
+                continue;
+            }
+            let has_space = (f.decl_start..f.body_open).any(|k| {
+                matches!(
+                    self.txt(k),
+                    "device" | "thread" | "threadgroup" | "constant"
+                )
+            });
+            if !has_space {
+                continue;
+            }
+            let class = classes
+                .iter()
+                .filter(|(o, c)| *o < f.decl_start && f.decl_start < *c)
+                .map(|(o, _)| *o)
+                .max();
+            let head = norm(
+                &mut (f.decl_start..f.params_open)
+                    .filter(|&k| !attrs[k])
+                    .map(|k| self.txt(k)),
+            );
+            let params: Vec<String> = f
+                .params
+                .iter()
+                .map(|p| norm(&mut p.type_toks.iter().map(|&k| self.txt(k))))
+                .collect();
+            let close = f.params.last().map(|p| p.end).unwrap_or(f.params_open + 1);
+            let tail = norm(&mut (close + 1..f.body_open).map(|k| self.txt(k)));
+            let key = format!(
+                "{}::{head}({}){tail}",
+                f.namespaces.join("::"),
+                params.join(",")
+            );
+            if !seen.insert((class, key)) {
+                remove.push((f.decl_start, f.body_close));
+            }
+        }
+        for (a, b) in remove {
+            self.set_range(a, b, "");
+        }
+    }
+
     fn instantiations(&mut self) {
         for inst in &self.syn.instantiations {
             self.set_range(inst.start, inst.end, "");
@@ -892,9 +1053,21 @@ impl<'a> Rewriter<'a> {
                 let mut value: Vec<String> = Vec::new();
                 let mut pconst = false;
                 let mut seen_ptr = false;
+                let mut in_coherent = false;
                 for &k in &p.type_toks {
                     let w = self.txt(k);
+                    // `coherent(system)` is no part of the type.
+                    if w == "coherent" {
+                        in_coherent = self.is(k + 1, "(");
+                        continue;
+                    }
+                    if in_coherent {
+                        in_coherent = w != ")";
+                        continue;
+                    }
                     match w {
+                        // `constant T name[N]`: an array parameter is a pointer.
+                        "[" => seen_ptr = true,
                         "device" | "thread" | "threadgroup" | "volatile" | "struct"
                         | "restrict" | "__restrict" => {}
                         "constant" | "const" if !seen_ptr => pconst = true,
@@ -933,6 +1106,16 @@ impl<'a> Rewriter<'a> {
     fn tokens(&mut self, values: &HashMap<String, String>) -> Result<()> {
         let _ = values;
         let renames = self.math_renames();
+        // Vector/matrix names the file declares itself (`typedef matrix<bfloat, 4, 4>
+        // bfloat4x4;`) are the user's, everywhere.
+        let user_aliases: HashSet<&str> = (0..self.toks.len())
+            .filter(|&i| {
+                self.toks[i].kind == TokenKind::Ident
+                    && is_vector_type_name(self.txt(i))
+                    && self.declares_alias(i)
+            })
+            .map(|i| self.txt(i))
+            .collect();
         let n = self.toks.len();
         let mut i = 0;
         while i < n {
@@ -959,13 +1142,32 @@ impl<'a> Rewriter<'a> {
                     if after_member {
                         self.swizzle(i);
                     } else if !after_scope {
-                        if is_vector_type_name(s) && !self.syn.classes.contains_key(s) {
+                        if is_vector_type_name(s)
+                            && !self.syn.classes.contains_key(s)
+                            && !user_aliases.contains(s)
+                        {
                             self.set(i, format!("metal::{s}"));
                             i += 1;
                             continue;
                         }
                         match s {
                             "device" | "thread" => self.set(i, ""),
+                            // `coherent(system) device T*`: every target's memory is coherent
+                            // at the scopes its atomics and fences use.
+                            "coherent"
+                                if self.syn.ctx.get(i) != Some(&Ctx::Body)
+                                    || self.is(i + 1, "(") =>
+                            {
+                                let mut end = i;
+                                if self.is(i + 1, "(") {
+                                    if let Some(c) = (i + 1..n).find(|&k| self.is(k, ")")) {
+                                        end = c;
+                                    }
+                                }
+                                self.set_range(i, end, "");
+                                i = end + 1;
+                                continue;
+                            }
                             "kernel" if self.syn.ctx.get(i) == Some(&Ctx::Namespace) => {
                                 self.set(i, "INGOT_FN")
                             }
@@ -1144,6 +1346,41 @@ impl<'a> Rewriter<'a> {
     }
 
     fn constant(&mut self, i: usize) {
+        // `f() constant {}`, `S() const constant = default;`: the address space of `this` (a
+        // constructor may carry it too), not a `const`.
+        let close = if self.prev_is(i, ")") {
+            Some(i - 1)
+        } else if self.prev_is(i, "const") && self.is(i.wrapping_sub(2), ")") {
+            Some(i - 2)
+        } else {
+            None
+        };
+        if let Some(close) = close {
+            // A constructor cannot be `const`; other members keep the meaning (callable on a
+            // read-only object).
+            let mut depth = 0i32;
+            let mut k = close;
+            while k > 0 {
+                match self.txt(k) {
+                    ")" => depth += 1,
+                    "(" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                k -= 1;
+            }
+            let name = self.txt(k.wrapping_sub(1));
+            if self.syn.classes.contains_key(name) || close + 1 != i {
+                self.set(i, "");
+            } else {
+                self.set(i, "const");
+            }
+            return;
+        }
         let ctx = self.syn.ctx.get(i).copied();
         let prev = i.checked_sub(1).and_then(|p| self.toks.get(p));
         let at_stmt_start = match prev {
@@ -1156,8 +1393,21 @@ impl<'a> Rewriter<'a> {
                     )
             }
         };
-        let next_const = self.is(i + 1, "const");
-        let prev_const = self.prev_is(i, "const");
+        // `static constant constexpr const int n`: any `const` among the neighbouring
+        // specifiers makes a second one a duplicate.
+        let spec = |w: &str| matches!(w, "static" | "const" | "constexpr" | "inline" | "volatile");
+        let mut next_const = false;
+        let mut k = i + 1;
+        while spec(self.txt(k)) {
+            next_const |= self.is(k, "const");
+            k += 1;
+        }
+        let mut prev_const = false;
+        let mut k = i;
+        while k > 0 && spec(self.txt(k - 1)) {
+            k -= 1;
+            prev_const |= self.is(k, "const");
+        }
         if ctx == Some(Ctx::Namespace) && at_stmt_start && !self.declares_function(i) {
             // INGOT_PROGRAM_CONSTANT brings its own storage class and `const`: drop the user's
             // `static` and `const` around `constant` (`constexpr` stays).
@@ -1184,6 +1434,27 @@ impl<'a> Rewriter<'a> {
         } else {
             self.set(i, "const");
         }
+    }
+
+    /// True when token `i` is the name a `typedef ... name;` or `using name =` declares (the
+    /// user's own `typedef matrix<bfloat, 4, 4> bfloat4x4;` must not become `metal::...`).
+    fn declares_alias(&self, i: usize) -> bool {
+        if self.prev_is(i, "using") && self.is(i + 1, "=") {
+            return true;
+        }
+        if !self.is(i + 1, ";") {
+            return false;
+        }
+        let mut k = i;
+        while k > 0 && i - k < 256 {
+            k -= 1;
+            match self.txt(k) {
+                "typedef" => return true,
+                ";" | "{" | "}" => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// True when the declaration starting at `i` declares a function (`constant T& f(...)`).

@@ -92,6 +92,10 @@ pub struct Instantiation {
     pub qualifier: String,
     /// Template argument texts.
     pub args: Vec<String>,
+    /// The parameter types written in a full-signature instantiation (`template [[host_name("f")]]
+    /// [[kernel]] void f(device float* x, ...);`), each as its token texts (name and attributes
+    /// left out): the template arguments not written are deduced from them.
+    pub param_types: Vec<Vec<String>>,
     /// Token range of the whole statement, `;` included.
     pub start: usize,
     /// Index of the `;`.
@@ -206,6 +210,10 @@ impl<'a> Walker<'a> {
         let n = self.toks.len();
         let mut stack: Vec<(Scope, usize)> = Vec::new();
         let mut stmt_start = 0usize;
+        // Parentheses open in the current namespace/class-scope statement: a `{` inside them is
+        // a braced initialiser (`static_assert(T{1} == ...)`, a default argument `= Int<0>{}`),
+        // not a scope.
+        let mut paren = 0i32;
         self.syn.ctx = Vec::with_capacity(n);
         let mut i = 0;
         while i < n {
@@ -233,7 +241,11 @@ impl<'a> Walker<'a> {
                 continue;
             }
             match tok.text(self.src) {
+                "(" if !in_body && !in_init => paren += 1,
+                ")" if !in_body && !in_init => paren -= 1,
+                "{" if !in_body && !in_init && paren > 0 => stack.push((Scope::Init(ctx), i)),
                 "{" => {
+                    paren = 0;
                     if in_body || in_init {
                         stack.push((Scope::Block, i));
                     } else {
@@ -274,6 +286,7 @@ impl<'a> Walker<'a> {
                     }
                 }
                 ";" if !in_body && !in_init => {
+                    paren = 0;
                     self.statement(stmt_start, i, ctx)?;
                     stmt_start = i + 1;
                 }
@@ -482,7 +495,15 @@ impl<'a> Walker<'a> {
                     k = self.attr_close(k, brace) + 1;
                     continue;
                 }
-                Some(TokenKind::Punct) if self.is(k, "=") => return Ok(Scope::Init(ctx)),
+                // (`operator=`, and `operator<=` / `operator>=`, which lex as two tokens.)
+                Some(TokenKind::Punct)
+                    if self.is(k, "=")
+                        && !self.is(k.wrapping_sub(1), "operator")
+                        && !(self.is(k.wrapping_sub(2), "operator")
+                            && matches!(self.txt(k.wrapping_sub(1)), "<" | ">")) =>
+                {
+                    return Ok(Scope::Init(ctx))
+                }
                 Some(TokenKind::Punct) if self.is(k, "(") => {
                     let prev = self.txt(k.wrapping_sub(1));
                     if matches!(
@@ -494,7 +515,10 @@ impl<'a> Walker<'a> {
                     }
                     return self.function(s, j, k, brace, template_params, stack);
                 }
-                Some(TokenKind::Punct) if self.is(k, "<") && k > j => {
+                // `operator<(...)` names an operator; it opens no template argument list.
+                Some(TokenKind::Punct)
+                    if self.is(k, "<") && k > j && !self.is(k - 1, "operator") =>
+                {
                     k = self.skip_angles(k, brace);
                     continue;
                 }
@@ -551,6 +575,28 @@ impl<'a> Walker<'a> {
         if let Some(op) = (after_template..open).find(|&k| self.is(k, "operator")) {
             name_tok = op;
             name = join(self.src, self.toks, op..open).replace(' ', "");
+        } else if self.is(name_tok, ">") {
+            // An explicit specialisation `template<> bool f<3>(...) {...}`: the name is before
+            // the `<...>`.
+            let mut depth = 0i32;
+            let mut q = name_tok;
+            while q > after_template {
+                match self.txt(q) {
+                    ">" => depth += 1,
+                    ">>" => depth += 2,
+                    "<" => depth -= 1,
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                q -= 1;
+            }
+            if depth != 0 || self.kind(q.wrapping_sub(1)) != Some(TokenKind::Ident) {
+                return Ok(Scope::Init(Ctx::Namespace));
+            }
+            name_tok = q - 1;
+            name = self.txt(name_tok).to_string();
         } else if self.kind(name_tok) != Some(TokenKind::Ident) {
             // `)(`, `](`: not a function definition we understand; a plain block.
             return Ok(Scope::Init(Ctx::Namespace));
@@ -671,7 +717,18 @@ impl<'a> Walker<'a> {
         }
         let mut name = String::new();
         let mut name_tok = None;
-        if plain.len() >= 2 {
+        // An array declarator `T name[N]`: the name is before the `[`; the brackets stay in the
+        // type (the parameter is a pointer, as in C).
+        if plain.len() >= 4 && self.is(*plain.last().unwrap_or(&0), "]") {
+            if let Some(open) = plain.iter().position(|&k| self.is(k, "[")) {
+                if open >= 2 && self.kind(plain[open - 1]) == Some(TokenKind::Ident) {
+                    name = self.txt(plain[open - 1]).to_string();
+                    name_tok = Some(plain[open - 1]);
+                    plain.remove(open - 1);
+                }
+            }
+        }
+        if plain.len() >= 2 && name_tok.is_none() {
             if let Some(&last) = plain.last() {
                 if self.kind(last) == Some(TokenKind::Ident) {
                     name = self.txt(last).to_string();
@@ -777,6 +834,11 @@ impl<'a> Walker<'a> {
         let mut k = s + 1;
         let mut body_start = s + 1;
         while k < semi {
+            // The declaration's attributes end where its parameters or `decltype(` begin (the
+            // parameters have attributes of their own).
+            if self.is(k, "(") {
+                break;
+            }
             if self.kind(k) == Some(TokenKind::AttrOpen) {
                 let c = self.attr_close(k, semi);
                 for a in self.attrs_in(k, c) {
@@ -867,11 +929,28 @@ impl<'a> Walker<'a> {
                 args.push(join(self.src, self.toks, cur));
             }
         }
+        let mut param_types = Vec::new();
+        let mut after = j + 1;
+        if self.is(after, "<") {
+            after = self.skip_angles(after, semi);
+        }
+        if self.is(after, "(") {
+            let close = self.matching(after, semi);
+            for p in self.params(after, close) {
+                param_types.push(
+                    p.type_toks
+                        .iter()
+                        .map(|&k| self.txt(k).to_string())
+                        .collect(),
+                );
+            }
+        }
         self.syn.instantiations.push(Instantiation {
             host_name: host,
             function,
             qualifier,
             args,
+            param_types,
             start: s,
             end: semi,
         });

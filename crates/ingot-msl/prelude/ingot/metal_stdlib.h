@@ -78,5 +78,6 @@
 #include <ingot/detail/atomic.h>
 #include <ingot/detail/simd.h>
 #include <ingot/detail/simdgroup_matrix.h>
+#include <ingot/detail/intrinsics.h>
 
 #endif

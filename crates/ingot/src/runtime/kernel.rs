@@ -46,9 +46,12 @@ impl MathMode {
 }
 
 /// The error of a failed MSL translation: a bad function-constant value is an argument error
-/// (the caller gave it), everything else a compile error.
+/// (the caller gave it), an Apple-only construct "not supported", everything else a compile
+/// error.
 pub fn translation_error(e: ingot_msl::Error) -> Error {
-    if e.message.contains("function constant") {
+    if e.unsupported {
+        Error::Unsupported(e.to_string())
+    } else if e.message.contains("function constant") {
         Error::KernelArgument(e.to_string())
     } else {
         Error::Compile(e.to_string())

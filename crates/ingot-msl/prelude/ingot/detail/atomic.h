@@ -11,7 +11,7 @@ enum memory_order {
   memory_order_acq_rel = 4,
   memory_order_seq_cst = 5
 };
-enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
 
 // atomic<T> has the size and alignment of T and is trivially default-constructible, so arrays of
 // it can live in device buffers and `threadgroup` (shared) memory.

@@ -194,14 +194,17 @@ struct half {
   INGOT_FN half operator--(int) { half t = *this; *this -= 1.0f; return t; }
 };
 
-// bfloat: brain float. Converts implicitly to float only; from anything else explicitly.
+// bfloat: brain float. Converts implicitly to float, from integers implicitly; from float, double
+// and half explicitly.
 struct bfloat {
   unsigned short bits;
   bfloat() = default;
   INGOT_FN constexpr bfloat(raw_bits_t, unsigned short b) : bits(b) {}
   INGOT_FN explicit bfloat(float f) : bits(detail::f32_to_bf16(f)) {}
-  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||
-                               ingot::tt::is_same<T, double>::value)>
+  // From integers implicitly (`bfloat d = 0;` is valid Metal), from double explicitly.
+  template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value)>
+  INGOT_FN bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
+  template <class T, INGOT_REQ(ingot::tt::is_same<T, double>::value)>
   INGOT_FN explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
   INGOT_FN explicit bfloat(half h) : bits(detail::f32_to_bf16(float(h))) {}
   INGOT_FN operator float() const { return detail::bf16_to_f32(bits); }
@@ -230,8 +233,8 @@ typedef bfloat bfloat16_t;
 // Arithmetic. H is half or bfloat; the other operand: same type -> H, integer -> H,
 // float/double -> float, the other 16-bit type -> float.
 #define INGOT_H16_OPS(H)                                                                        \
-  INGOT_FN H operator+(H a) { return a; }                                                       \
-  INGOT_FN H operator-(H a) { return H::from_bits((unsigned short)(a.bits ^ 0x8000u)); }        \
+  INGOT_FN constexpr H operator+(H a) { return a; }                                             \
+  INGOT_FN constexpr H operator-(H a) { return H(raw_bits_t{}, (unsigned short)(a.bits ^ 0x8000u)); } \
   INGOT_FN bool operator!(H a) { return !float(a); }                                            \
   INGOT_H16_BIN(H, +)                                                                           \
   INGOT_H16_BIN(H, -)                                                                           \
@@ -293,6 +296,20 @@ template <bool B, class T = void> using enable_if_t = typename ingot::tt::enable
 template <class T> struct remove_cv : ingot::tt::remove_cv<T> {};
 template <class T> using remove_cv_t = typename ingot::tt::remove_cv<T>::type;
 template <class T, class U> constexpr bool is_same_v = ingot::tt::is_same<T, U>::value;
+namespace detail {
+template <class T> T&& declval_() noexcept;
+}  // namespace detail
+// is_convertible: whether `From` converts implicitly to `To` (void to void only).
+template <class From, class To> struct is_convertible {
+ private:
+  template <class X> static INGOT_FN void take(X);
+  template <class F, class T, class = decltype(take<T>(detail::declval_<F>()))>
+  static constexpr bool test(int) { return true; }
+  template <class F, class T> static constexpr bool test(...) { return false; }
+ public:
+  static constexpr bool value = test<From, To>(0);
+};
+template <class From, class To> constexpr bool is_convertible_v = is_convertible<From, To>::value;
 template <class T> constexpr bool is_floating_point_v = is_floating_point<T>::value;
 template <class T> constexpr bool is_integral_v = ingot::tt::is_integral<T>::value;
 template <class T> constexpr bool is_scalar_v = is_scalar<T>::value;

@@ -1,0 +1,259 @@
+//! Constructs from public Metal kernel libraries (our own small kernels, one per construct):
+//! each reflects with the entry points Metal would list and translates for both targets.
+
+use ingot_msl::{reflect, translate, Options, ParamKind, Target};
+
+fn both(src: &str) -> Vec<ingot_msl::Translation> {
+    [Target::Cpu, Target::Cuda]
+        .iter()
+        .map(|&t| translate(src, &Options::new(t)).unwrap_or_else(|e| panic!("{t}: {e}")))
+        .collect()
+}
+
+fn names(src: &str) -> Vec<String> {
+    let mut n: Vec<String> = reflect(src)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .entry_points
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn braced_initialisers_inside_parentheses_at_namespace_scope() {
+    // A static_assert with braced temporaries, and default arguments written `T{}`.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct P { float a; float b; };
+static_assert((P{1.0f, 2.0f}).b == 2.0f, "braces");
+template <int N> struct Int { static constexpr int value = N; };
+template <typename T>
+METAL_FUNC T pick(T x, Int<0> z = Int<0>{}, P p = {}) { return x + T(z.value) + T(p.a); }
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    y[i] = pick(y[i]);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+}
+
+#[test]
+fn array_parameters_are_buffers() {
+    let src = r#"
+kernel void strided(device const float* x, device float* y,
+                    constant const long strides[2],
+                    uint2 i [[thread_position_in_grid]]) {
+    y[i.y * 4 + i.x] = x[i.x * strides[0] + i.y * strides[1]];
+}
+"#;
+    let m = reflect(src).unwrap();
+    let p = &m.entry_points[0].params[2];
+    assert_eq!(p.name, "strides");
+    assert_eq!(p.kind, ParamKind::Buffer);
+    assert_eq!(p.buffer_index, Some(2));
+    both(src);
+}
+
+#[test]
+fn instantiation_with_a_full_signature_deduces_template_arguments() {
+    // `template [[host_name]] [[kernel]] void f(params...);` names no template arguments: they
+    // are deduced from the parameter types, as C++ does.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <int N> struct Params { int n[N]; };
+template <typename T, int N>
+[[kernel]] void fill_n(device T* out [[buffer(0)]],
+                       const constant Params<N>* p [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    out[i] = T(p->n[N - 1]);
+}
+#define inst(name, T, n) \
+  template [[host_name("fill_" #name "_" #n)]] [[kernel]] void fill_n( \
+      device T* out [[buffer(0)]], const constant Params<n>* p [[buffer(1)]], \
+      uint i [[thread_position_in_grid]]);
+inst(f32, float, 1)
+inst(f32, float, 3)
+inst(i32, int, 2)
+"#;
+    assert_eq!(names(src), ["fill_f32_1", "fill_f32_3", "fill_i32_2"]);
+    let m = reflect(src).unwrap();
+    let e = m.entry("fill_f32_3").unwrap();
+    assert_eq!(e.template_args, ["float", "3"]);
+    for t in both(src) {
+        assert!(t.text.contains("ingot_kernel_fill_n<int, 2>"), "{}", t.text);
+    }
+}
+
+#[test]
+fn explicit_specialisations_before_a_kernel_template() {
+    let src = r#"
+template <uint M> bool keep(int i, int r);
+template <> bool keep</* lower */ 0>(int i, int r) { return i >= r; }
+template <> bool keep<1>(int i, int r) { return i < r; }
+template <typename T, int M>
+kernel void tri(device T* x [[buffer(0)]], uint2 g [[thread_position_in_grid]]) {
+    if (!keep<M>(g.x, g.y)) x[g.y * 8 + g.x] = T(0);
+}
+typedef decltype(tri<float, 0>) tri_t;
+template [[host_name("tri_f32_0")]] kernel tri_t tri<float, 0>;
+template [[host_name("tri_f32_1")]] kernel tri_t tri<float, 1>;
+"#;
+    assert_eq!(names(src), ["tri_f32_0", "tri_f32_1"]);
+    both(src);
+}
+
+#[test]
+fn apple_framework_headers_are_unsupported_and_named() {
+    let src = "#include <metal_stdlib>\n#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\nkernel void k(device float* x) {}\n";
+    for t in [Target::Cpu, Target::Cuda] {
+        let e = translate(src, &Options::new(t)).unwrap_err();
+        assert!(e.unsupported, "{e}");
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message
+                .contains("MetalPerformancePrimitives/MetalPerformancePrimitives.h"),
+            "{e}"
+        );
+    }
+    // Not when it is in an inactive branch.
+    let ok = "#ifdef HAS_TENSOR\n#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n#endif\nkernel void k(device float* x) {}\n";
+    both(ok);
+}
+
+/// Compiles the CPU translation of `src` with the system C++ compiler (`-fsyntax-only`) against
+/// the prelude; skipped with a message when there is no compiler.
+fn cpu_compiles(name: &str, src: &str) {
+    let Some(cxx) = ["g++", "c++", "clang++"].into_iter().find(|c| {
+        std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        eprintln!("no C++ compiler: {name} not compiled");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("ingot-real-{name}-{}", std::process::id()));
+    for (f, text) in ingot_msl::prelude_files(Target::Cpu) {
+        let p = dir.join("include").join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let t = translate(src, &Options::new(Target::Cpu)).unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.join(format!("{name}.cpp"));
+    std::fs::write(&file, &t.text).unwrap();
+    let out = std::process::Command::new(cxx)
+        .args(["-std=c++17", "-fsyntax-only", "-w", "-I"])
+        .arg(dir.join("include"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{name}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn address_space_overloads_collapse() {
+    // Members overloaded on the address space of `this`, and free functions overloaded on the
+    // address space of a pointer: one C++ function each once the qualifiers are gone.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct Rng {
+    float state;
+    Rng() thread = default;
+    Rng() threadgroup = default;
+    Rng() device = default;
+    float next() const thread { return state * 0.5f; }
+    float next() const constant { return state * 0.5f; }
+};
+template <typename T>
+METAL_FUNC T at(device const T* p, int i) { return p[i]; }
+template <typename T>
+METAL_FUNC T at(constant const T* p, int i) { return p[i]; }
+template <typename T>
+METAL_FUNC T at(device T* p, int i) { return p[i] * T(2); }
+kernel void k(device const float* x, device float* y, constant float* c,
+              uint i [[thread_position_in_grid]]) {
+    Rng r; r.state = at(x, int(i));
+    y[i] = r.next() + at(c, 0) + at(y, int(i));
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("overloads", src);
+}
+
+#[test]
+fn library_header_forms_compile() {
+    // Forms from real headers: duplicate `const` around `constant`, a user typedef named like a
+    // prelude matrix, constexpr negation of half limits, int -> bfloat, coherent(system),
+    // <metal_limits>, and the __metal_* intrinsics with their fast-math flags.
+    let src = r#"
+#include <metal_stdlib>
+#include <metal_limits>
+using namespace metal;
+#define MTL_CONST static constant constexpr const
+MTL_CONST int kBlock = 4;
+typedef matrix<bfloat, 4, 4> bfloat4x4;
+template <typename T> struct Lim {
+    static constexpr constant T lo = -metal::numeric_limits<T>::infinity();
+};
+template struct Lim<half>;
+METAL_FUNC bfloat zero_bf() { bfloat d = 0; return d; }
+METAL_FUNC float fast_sin(float x) { return __metal_sin(x, __METAL_MAYBE_FAST_MATH__); }
+kernel void k(volatile coherent(system) device uint* flag [[buffer(0)]],
+              device float* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    bfloat4x4 m;
+    y[i] = float(zero_bf()) + fast_sin(float(kBlock)) + float(Lim<half>::lo) + float(m[0][0] * 0);
+    flag[0] = 1;
+}
+"#;
+    let m = reflect(src).unwrap();
+    let p = &m.entry_points[0].params[0];
+    assert_eq!(p.kind, ParamKind::Buffer);
+    assert_eq!(p.pointee, "uint");
+    both(src);
+    cpu_compiles("headers", src);
+}
+
+#[test]
+fn comparison_and_assignment_operators_are_functions() {
+    // `operator<(` is not a template argument list, `operator=(` not an initialiser: the
+    // kernel after them must still be seen.
+    let src = r#"
+struct P { float v; P& operator=(float x) { v = x; return *this; } };
+template <typename T> struct C { T a; };
+template <typename T> constexpr bool operator<(C<T> x, C<T> y) { return x.a < y.a; }
+template <typename T> constexpr bool operator>(C<T> x, C<T> y) { return y < x; }
+template <typename T> constexpr bool operator>=(C<T> x, C<T> y) { return !(x < y); }
+template <typename T> constexpr bool operator<=(C<T> x, C<T> y) { return !(y < x); }
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    C<float> a{1.0f}, b{2.0f};
+    P p; p = (a < b) ? 1.0f : 0.0f;
+    y[i] = p.v;
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("operators", src);
+}
+
+#[test]
+fn array_parameters_compile() {
+    let src = r#"
+kernel void strided(device const float* x, device float* y,
+                    constant const long strides[2],
+                    uint2 i [[thread_position_in_grid]]) {
+    y[i.y * 4 + i.x] = x[i.x * strides[0] + i.y * strides[1]];
+}
+"#;
+    cpu_compiles("array_param", src);
+}

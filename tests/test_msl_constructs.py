@@ -1,0 +1,226 @@
+"""Constructs that public Metal kernel libraries use, one small kernel each (our own code, not
+upstream's): it compiles on the default device (``INGOT_DEVICE``) and matches a NumPy float64
+reference on random inputs, with outputs poisoned before each launch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import ingot
+
+from conftest import DEVICE, ON_CPU
+
+if ON_CPU and not (os.environ.get("INGOT_CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")):
+    pytest.skip("no C++ compiler for CPU kernels (install g++ or set INGOT_CXX)", allow_module_level=True)
+
+RNG = np.random.default_rng(int(os.environ.get("INGOT_TEST_SEED", "0") or 0) ^ 0xC0457)
+
+
+def poison(shape, dtype):
+    a = np.empty(shape, dtype=dtype)
+    if np.dtype(dtype).kind == "f":
+        a.fill(np.nan)
+    else:
+        a.view(np.uint8).fill(0xAB)
+    return ingot.asarray(a, device=DEVICE)
+
+
+def dev(a):
+    return ingot.asarray(a, device=DEVICE)
+
+
+def host(a):
+    return np.asarray(a.to_device("cpu"))
+
+
+def build(src, name="constructs.metal", **kw):
+    return ingot.compile(src, device=DEVICE, file_name=name, **kw)
+
+
+BRACED = r"""
+#include <metal_stdlib>
+using namespace metal;
+struct Affine { float a; float b; };
+static_assert((Affine{2.0f, 3.0f}).b == 3.0f, "braced temporary in a static_assert");
+template <int N> struct Int { static constexpr int value = N; };
+template <typename T>
+METAL_FUNC T apply(T x, Int<1> one = Int<1>{}, Affine p = Affine{2.0f, 3.0f}) {
+    return x * T(p.a) + T(p.b) * T(one.value);
+}
+kernel void affine(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) {
+    y[i] = apply(x[i]);
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 257, 4096])
+def test_braced_initialisers_in_parentheses(n):
+    k = build(BRACED)["affine"]
+    x = RNG.standard_normal(n).astype(np.float32)
+    y = poison(n, np.float32)
+    k(dev(x), y, grid=n)
+    np.testing.assert_allclose(host(y), x.astype(np.float64) * 2.0 + 3.0, rtol=1e-6, atol=1e-6)
+
+
+ARRAY_PARAM = r"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void gather2d(device const float* x, device float* y,
+                     constant const long strides[2],
+                     constant const uint& cols,
+                     uint2 g [[thread_position_in_grid]]) {
+    y[g.y * cols + g.x] = x[g.y * strides[0] + g.x * strides[1]];
+}
+"""
+
+
+def test_array_parameter_is_a_buffer():
+    k = build(ARRAY_PARAM)["gather2d"]
+    assert [p.name for p in k.parameters][:4] == ["x", "y", "strides", "cols"]
+    rows, cols = 13, 7
+    src = RNG.standard_normal((cols, rows)).astype(np.float32)  # read transposed
+    y = poison(rows * cols, np.float32)
+    strides = np.array([1, rows], dtype=np.int64)
+    k(dev(src.ravel()), y, dev(strides), cols, grid=(cols, rows))
+    np.testing.assert_array_equal(host(y).reshape(rows, cols), src.T)
+
+
+DEDUCED = r"""
+#include <metal_stdlib>
+using namespace metal;
+template <int N> struct Scales { int s[N]; };
+template <typename T, int N>
+[[kernel]] void scale_last(device const T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                           const constant Scales<N>* p [[buffer(2)]],
+                           uint i [[thread_position_in_grid]]) {
+    y[i] = x[i] * T(p->s[N - 1]);
+}
+#define instantiate_scale(name, T, n)                                          \
+  template [[host_name("scale_" #name "_" #n)]] [[kernel]] void scale_last(    \
+      device const T* x [[buffer(0)]], device T* y [[buffer(1)]],             \
+      const constant Scales<n>* p [[buffer(2)]], uint i [[thread_position_in_grid]]);
+instantiate_scale(f32, float, 1)
+instantiate_scale(f32, float, 3)
+instantiate_scale(i32, int, 2)
+"""
+
+
+@pytest.mark.parametrize(
+    "name,dtype,n", [("scale_f32_1", np.float32, 1), ("scale_f32_3", np.float32, 3), ("scale_i32_2", np.int32, 2)]
+)
+def test_full_signature_instantiation_deduces_arguments(name, dtype, n):
+    lib = build(DEDUCED)
+    assert sorted(lib.functions) == ["scale_f32_1", "scale_f32_3", "scale_i32_2"]
+    k = lib[name]
+    m = 300
+    x = (RNG.standard_normal(m) * 100).astype(dtype)
+    scales = RNG.integers(-9, 10, n).astype(np.int32)
+    y = poison(m, dtype)
+    k(dev(x), y, dev(scales), grid=m)
+    np.testing.assert_allclose(host(y), x.astype(np.float64) * scales[-1], rtol=1e-6)
+
+
+SPECIALISED = r"""
+#include <metal_stdlib>
+using namespace metal;
+template <uint M> bool keep(int col, int row);
+template <> bool keep</* lower */ 0>(int col, int row) { return col <= row; }
+template <> bool keep</* upper */ 1>(int col, int row) { return col >= row; }
+template <typename T, int M>
+kernel void tri(device const T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                constant uint& n [[buffer(2)]], uint2 g [[thread_position_in_grid]]) {
+    uint i = g.y * n + g.x;
+    y[i] = keep<M>(int(g.x), int(g.y)) ? x[i] : T(0);
+}
+typedef decltype(tri<float, 0>) tri_t;
+template [[host_name("tril_f32")]] kernel tri_t tri<float, 0>;
+template [[host_name("triu_f32")]] kernel tri_t tri<float, 1>;
+"""
+
+
+@pytest.mark.parametrize("which", ["tril_f32", "triu_f32"])
+def test_explicit_specialisations_before_a_kernel_template(which):
+    k = build(SPECIALISED)[which]
+    n = 19
+    x = RNG.standard_normal((n, n)).astype(np.float32)
+    y = poison(n * n, np.float32)
+    k(dev(x.ravel()), y, n, grid=(n, n))
+    want = np.tril(x) if which == "tril_f32" else np.triu(x)
+    np.testing.assert_array_equal(host(y).reshape(n, n), want)
+
+
+def test_apple_framework_header_is_unsupported():
+    src = "#include <metal_stdlib>\n#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\nkernel void k(device float* x) {}\n"
+    with pytest.raises(ingot.UnsupportedError, match="MetalPerformancePrimitives/MetalPerformancePrimitives.h"):
+        build(src, name="nax.metal")
+
+
+OVERLOADS = r"""
+#include <metal_stdlib>
+using namespace metal;
+struct Halver {
+    float scale;
+    Halver() thread = default;
+    Halver() threadgroup = default;
+    float apply(float v) const thread { return v * scale; }
+    float apply(float v) const constant { return v * scale; }
+};
+template <typename T>
+METAL_FUNC T load(device const T* p, int i) { return p[i]; }
+template <typename T>
+METAL_FUNC T load(constant const T* p, int i) { return p[i]; }
+kernel void mix_spaces(device const float* x [[buffer(0)]], constant float* c [[buffer(1)]],
+                       device float* y [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    Halver h; h.scale = 0.5f;
+    y[i] = h.apply(load(x, int(i))) + load(c, 1);
+}
+"""
+
+
+def test_address_space_overloads_collapse():
+    k = build(OVERLOADS)["mix_spaces"]
+    n = 500
+    x = RNG.standard_normal(n).astype(np.float32)
+    c = RNG.standard_normal(2).astype(np.float32)
+    y = poison(n, np.float32)
+    k(dev(x), dev(c), y, grid=n)
+    np.testing.assert_allclose(host(y), x.astype(np.float64) * 0.5 + c[1], rtol=1e-6, atol=1e-6)
+
+
+HEADER_FORMS = r"""
+#include <metal_stdlib>
+#include <metal_limits>
+using namespace metal;
+#define MTL_CONST static constant constexpr const
+MTL_CONST int kShift = 3;
+template <typename T> struct Lim {
+    static constexpr constant T lo = -metal::numeric_limits<T>::infinity();
+};
+METAL_FUNC bfloat bf_zero() { bfloat d = 0; return d; }
+kernel void forms(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                  device float* lo [[buffer(2)]],
+                  volatile coherent(system) device uint* flag [[buffer(3)]],
+                  uint i [[thread_position_in_grid]]) {
+    y[i] = __metal_sin(x[i], __METAL_MAYBE_FAST_MATH__) + float(bf_zero()) + float(kShift);
+    if (i == 0) { lo[0] = float(Lim<half>::lo); flag[0] = 7u; }
+}
+"""
+
+
+def test_library_header_forms():
+    k = build(HEADER_FORMS)["forms"]
+    n = 333
+    x = RNG.uniform(-3, 3, n).astype(np.float32)
+    y = poison(n, np.float32)
+    lo = poison(1, np.float32)
+    flag = poison(1, np.uint32)
+    k(dev(x), y, lo, flag, grid=n)
+    np.testing.assert_allclose(host(y), np.sin(x.astype(np.float64)) + 3.0, rtol=1e-5, atol=1e-6)
+    assert host(lo)[0] == -np.inf
+    assert host(flag)[0] == 7

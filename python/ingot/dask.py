@@ -19,6 +19,7 @@ same kind.
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from typing import Any, Iterable, Optional, Sequence
@@ -234,7 +235,8 @@ def cluster(devices: Optional[Iterable[Any]] = None, *, threads_per_worker: int 
         for i, name in enumerate(names)
     }
     scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address}}
-    spec = SpecCluster(workers=workers, scheduler=scheduler, name="ingot")
+    spec = SpecCluster(workers=workers, scheduler=scheduler, name="ingot",
+                       silence_logs=logging.WARNING)
     try:
         return _ClusterClient(spec, **client_kwargs)
     except BaseException:

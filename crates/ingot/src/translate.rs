@@ -100,6 +100,8 @@ fn literal(v: Scalar) -> String {
         Scalar::Int(i) => i.to_string(),
         Scalar::UInt(u) => u.to_string(),
         Scalar::Float(f) => format!("{f:?}"),
+        // Function constants are bool, integer or real (checked when they are given).
+        Scalar::Complex(re, _) => format!("{re:?}"),
     }
 }
 

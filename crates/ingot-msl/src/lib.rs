@@ -31,8 +31,8 @@
 //! (scopes, functions, instantiations) -> [`mod@reflect`] -> `rewrite` (token replacements that keep
 //! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
-pub(crate) mod consteval;
 mod checked;
+pub(crate) mod consteval;
 pub mod error;
 pub mod lexer;
 pub mod prelude;

@@ -248,7 +248,8 @@ impl UnitCompiler for CpuUnits {
                     .get(name)
                     .cloned()
                     .unwrap_or_else(|| format!("ingot_cpu_{name}"));
-                let f: Arc<dyn CompiledFunction> = Arc::new(function(&so, name, &symbol, entry, options.checked)?);
+                let f: Arc<dyn CompiledFunction> =
+                    Arc::new(function(&so, name, &symbol, entry, options.checked)?);
                 Ok(f)
             })
             .collect()

@@ -13,6 +13,38 @@ from __future__ import annotations
 from typing import Any, Dict
 
 EXAMPLES: Dict[str, str] = {
+    'conj': (
+        '>>> x = ingot.asarray([1 + 2j, 3 - 4j])\n'
+        '>>> ingot.conj(x).tolist()\n'
+        '[(1-2j), (3+4j)]\n'
+    ),
+    'real': (
+        '>>> x = ingot.asarray([1 + 2j, 3 - 4j])\n'
+        '>>> ingot.real(x).tolist()\n'
+        '[1.0, 3.0]\n'
+    ),
+    'imag': (
+        '>>> x = ingot.asarray([1 + 2j, 3 - 4j])\n'
+        '>>> ingot.imag(x).tolist()\n'
+        '[2.0, -4.0]\n'
+    ),
+    'fuse': (
+        '>>> @ingot.fuse\n'
+        '... def hypot(a, b):\n'
+        '...     return ingot.sqrt(a * a + b * b)\n'
+        '>>> hypot(ingot.asarray([3.0, 5.0]), ingot.asarray([4.0, 12.0])).tolist()\n'
+        '[5.0, 13.0]\n'
+    ),
+    'elementwise_kernel': (
+        '>>> k = ingot.elementwise_kernel("T x, T y", "T z", "z = x * y + 1;")\n'
+        '>>> k(ingot.asarray([1.0, 2.0]), ingot.asarray([3.0, 4.0])).tolist()\n'
+        '[4.0, 9.0]\n'
+    ),
+    'reduction_kernel': (
+        '>>> l2 = ingot.reduction_kernel("T x", "T y", "x * x", "a + b", "y = sqrt(a);", "0", "l2")\n'
+        '>>> l2(ingot.asarray([[3.0, 4.0], [5.0, 12.0]]), axis=1).tolist()\n'
+        '[5.0, 13.0]\n'
+    ),
     'abs': (
         '>>> x = ingot.asarray([-1.5, 0.0, 2.0])\n'
         '>>> ingot.abs(x).tolist()\n'

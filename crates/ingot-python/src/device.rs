@@ -169,6 +169,12 @@ fn default_device() -> PyResult<PyDevice> {
 
 /// Sets (or, with `None`, clears) the default device of every thread of this process that is
 /// not inside a `with ingot.Device(...)` block. One Dask worker per GPU calls it once.
+///
+/// >>> import ingot
+/// >>> ingot.set_default_device("cpu")
+/// >>> ingot.default_device()
+/// Device('cpu')
+/// >>> ingot.set_default_device(None)
 #[pyfunction]
 #[pyo3(signature = (device, /))]
 fn set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {

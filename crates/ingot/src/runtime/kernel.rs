@@ -96,7 +96,7 @@ pub fn sandbox(source: &str, options: &CompileOptions, target: ingot_msl::Target
         .map(|(n, _)| *n)
         .collect();
     ingot_msl::sandbox::check(source, options.file(), &options.include_dirs, &headers)
-        .map_err(|e| Error::Compile(e.to_string()))
+        .map_err(translation_error)
 }
 
 /// Everything a backend needs to compile a library.

@@ -153,7 +153,11 @@ def main() -> int:
         else:
             if sync_cp is not None:
                 cargs = [cp.asarray(x) for x in nargs]
-                cf = cp.fuse(lambda x, y: fnp_cp(name, x, y))
+                def cupy_case(x, y, name=name):
+                    return fnp_cp(name, x, y)
+
+                # cupy.fuse names the kernel after the function: a lambda is not a valid name.
+                cf = cp.fuse(cupy_case)
                 peers["cupy.fuse"] = t(lambda: cf(*cargs), sync_cp)
             if sync_th is not None:
                 targs = [torch.from_numpy(np.ascontiguousarray(x)).cuda() for x in nargs]

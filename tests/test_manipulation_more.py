@@ -206,7 +206,7 @@ def test_cumulative_prod_long_lines_exercise_the_tiled_scan(rng):
 def test_inspection_dtypes_are_array_api_dtypes():
     info = ingot.__array_namespace_info__()
     names = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-             "float32", "float64", "float16"}
+             "float32", "float64", "float16", "complex64", "complex128"}
     d = info.dtypes(device=DEVICE)
     assert set(d) <= names and "bfloat16" not in d
     assert set(info.dtypes(kind="real floating", device=DEVICE)) <= {"float16", "float32", "float64"}

@@ -295,6 +295,7 @@ fn translate_expanded(
         Some(names) => Some(crate::unit::select(&module, names, file)?),
         None => None,
     };
+    let mut unused = Vec::new();
     if let Some(sel) = &selected {
         let keep: HashSet<usize> = module
             .entry_points
@@ -302,7 +303,8 @@ fn translate_expanded(
             .filter(|e| sel.contains(e.name.as_str()))
             .map(|e| e.def)
             .collect();
-        for (a, b) in crate::unit::unused_kernels(source, &toks, &syn, &keep) {
+        unused = crate::unit::unused_kernels(source, &toks, &syn, &keep);
+        for &(a, b) in &unused {
             rw.set_range(a, b, "");
         }
     }
@@ -317,6 +319,11 @@ fn translate_expanded(
     rw.tokens(&values)?;
     if opts.checked {
         rw.checked_pointers();
+    }
+    // The passes above may write into a left-out kernel (a function constant's `true`/`false`,
+    // an overload's new name): the unit must not contain any of it.
+    for &(a, b) in &unused {
+        rw.set_range(a, b, "");
     }
     let mut text = header(opts);
     if opts.checked {

@@ -432,3 +432,26 @@ fn defines_reach_the_preprocessor_and_the_target_compiler() {
         assert!(!user_part(&plain).contains("*="));
     }
 }
+
+/// A unit of one entry point holds nothing of the kernels it leaves out, not even what later
+/// passes write there (an `is_function_constant_defined` folded to `false` once stood alone at
+/// file scope, and g++ rejected the unit).
+#[test]
+fn a_unit_leaves_out_the_other_kernels_entirely() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        constant bool flag [[function_constant(0)]];\n\
+        constant int reps [[function_constant(1)]];\n\
+        kernel void keep(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n\
+            o[i] = flag ? 1.0f : 2.0f;\n}\n\
+        kernel void drop(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n\
+            o[i] = is_function_constant_defined(reps) ? reps : -1;\n}\n";
+    for target in [Target::Cpu, Target::Cuda] {
+        let mut o = Options::new(target);
+        o.constants.insert("flag".into(), "true".into());
+        o.entries = Some(vec!["keep".into()]);
+        let t = translate(src, &o).unwrap();
+        let text = user_part(&t);
+        assert!(text.contains("flag ? 1.0f : 2.0f"), "{text}");
+        assert!(!text.contains("false") && !text.contains("reps :"), "{text}");
+    }
+}

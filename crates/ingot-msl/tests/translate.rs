@@ -452,6 +452,9 @@ fn a_unit_leaves_out_the_other_kernels_entirely() {
         let t = translate(src, &o).unwrap();
         let text = user_part(&t);
         assert!(text.contains("flag ? 1.0f : 2.0f"), "{text}");
-        assert!(!text.contains("false") && !text.contains("reps :"), "{text}");
+        assert!(
+            !text.contains("false") && !text.contains("reps :"),
+            "{text}"
+        );
     }
 }

@@ -170,6 +170,18 @@ const LOAD_ATTRIBUTES: &[&str] = &[
 /// Checks `source` against the sandbox rules; the error is located in the user's file.
 /// `headers` are the include names the target's prelude provides (`metal_stdlib`, ...).
 pub fn check(source: &str, file: &str, include_dirs: &[PathBuf], headers: &[&str]) -> Result<()> {
+    check_with_defines(source, file, include_dirs, headers, &Default::default())
+}
+
+/// [`check`] with the user's `-D` defines seen by the preprocessor (as the translation sees
+/// them: a file may `#error` without one).
+pub fn check_with_defines(
+    source: &str,
+    file: &str,
+    include_dirs: &[PathBuf],
+    headers: &[&str],
+    defines: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
     // Include names first, on the raw text: the preprocessor joins them to the include dirs.
     for t in significant(&lex(source, file, false)?) {
         if t.kind != TokenKind::Preprocessor {
@@ -192,7 +204,7 @@ pub fn check(source: &str, file: &str, include_dirs: &[PathBuf], headers: &[&str
             }
         }
     }
-    let pre = crate::preprocess::preprocess(source, file, include_dirs)?;
+    let pre = crate::preprocess::preprocess_with_defines(source, file, include_dirs, defines)?;
     let text: &str = &pre.text;
     let toks = significant(&lex(text, file, false).map_err(|e| pre.map.fix(e))?);
     let err = |i: usize, msg: String| {

@@ -95,8 +95,14 @@ pub fn sandbox(source: &str, options: &CompileOptions, target: ingot_msl::Target
         .iter()
         .map(|(n, _)| *n)
         .collect();
-    ingot_msl::sandbox::check(source, options.file(), &options.include_dirs, &headers)
-        .map_err(translation_error)
+    ingot_msl::sandbox::check_with_defines(
+        source,
+        options.file(),
+        &options.include_dirs,
+        &headers,
+        &options.defines,
+    )
+    .map_err(translation_error)
 }
 
 /// Everything a backend needs to compile a library.

@@ -23,9 +23,12 @@ const TICK: Duration = Duration::from_millis(250);
 
 type Sink = Box<dyn Write + Send>;
 
+/// The stop flag the drawing thread waits on, with its wake-up.
+type StopSignal = Arc<(Mutex<bool>, Condvar)>;
+
 /// A running operation's progress line; dropping it stops the line.
 pub struct Progress {
-    state: Option<(Arc<(Mutex<bool>, Condvar)>, JoinHandle<()>)>,
+    state: Option<(StopSignal, JoinHandle<()>)>,
 }
 
 fn enabled() -> bool {

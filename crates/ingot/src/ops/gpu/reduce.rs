@@ -216,10 +216,10 @@ fn one_pass_name(op: ReduceOp, t: DType, o: DType) -> Option<&'static str> {
         return None;
     }
     match op {
-        ReduceOp::Var { correction } if correction == 0.0 => Some("var_c0"),
-        ReduceOp::Var { correction } if correction == 1.0 => Some("var_c1"),
-        ReduceOp::Std { correction } if correction == 0.0 => Some("std_c0"),
-        ReduceOp::Std { correction } if correction == 1.0 => Some("std_c1"),
+        ReduceOp::Var { correction: 0.0 } => Some("var_c0"),
+        ReduceOp::Var { correction: 1.0 } => Some("var_c1"),
+        ReduceOp::Std { correction: 0.0 } => Some("std_c0"),
+        ReduceOp::Std { correction: 1.0 } => Some("std_c1"),
         _ => None,
     }
 }

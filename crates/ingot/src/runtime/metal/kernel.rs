@@ -13,7 +13,7 @@
 //! `INGOT_METAL_LANGUAGE_VERSION` (`"3.1"`, `"2.4"`...) names one. `#include "file"` is resolved
 //! against `include_dirs` by inlining the file (Metal's runtime compiler has no include path).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::ptr::NonNull;

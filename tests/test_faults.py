@@ -69,7 +69,7 @@ def assert_process_healthy(rng):
 def test_pydotcompute_reproduction_raises_instead_of_corrupting(rng):
     # The reproduction: CUDA's grid/block convention gives 8 groups of 8 threads = 64
     # threads over an 8-element array, after other kernel work.
-    from ingot.compat.pydotcompute import MetalBackend
+    from ingot.compat.pydotcompute import default_backend as MetalBackend
 
     backend = MetalBackend()
     if backend.device.kind != "cpu":
@@ -164,9 +164,10 @@ def test_checked_mode_names_kernel_parameter_index_length_and_thread(rng):
     assert "out-of-bounds accesses in this launch" in m, m
     # Later calls work and compute the right thing.
     h = rng.standard_normal(8).astype(np.float32)
+    want = h.astype(np.float64) * 3.0  # before the call: on the CPU, asarray(h) shares h
     x = ingot.asarray(h, device=DEVICE)
     k(x, 3.0, grid=(8,))
-    np.testing.assert_allclose(host(x), h * 3.0, rtol=1e-6)
+    np.testing.assert_allclose(host(x), want, rtol=1e-6)
 
 
 def test_checked_mode_catches_reads_and_reports_the_first_thread(rng):
@@ -183,7 +184,7 @@ def test_checked_mode_catches_reads_and_reports_the_first_thread(rng):
 
 
 def test_checked_mode_via_environment_and_pydotcompute(rng, monkeypatch):
-    from ingot.compat.pydotcompute import MetalBackend
+    from ingot.compat.pydotcompute import default_backend as MetalBackend
 
     monkeypatch.setenv("INGOT_CHECKED", "1")
     backend = MetalBackend()

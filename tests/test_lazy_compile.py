@@ -80,7 +80,7 @@ def test_one_call_compiles_one_unit(cache_dir, rng):
     a = rng.standard_normal(1000).astype(np.float32)
     out = _poisoned(1000)
     lib["k_137"](1000, a, out)
-    np.testing.assert_allclose(out, a.astype(np.float64) * 137 + 1, rtol=1e-6)
+    np.testing.assert_allclose(out, a.astype(np.float64) * 137 + 1, rtol=1e-6, atol=1e-6)
     assert lib.compiled_units == 1
     on_disk = _cache_entries(cache_dir)
     if DEVICE.kind in CACHE_EXT:
@@ -93,7 +93,7 @@ def test_one_call_compiles_one_unit(cache_dir, rng):
     assert _cache_entries(cache_dir) == on_disk
     # Another kernel is another unit.
     lib["k_5"](1000, a, out)
-    np.testing.assert_allclose(out, a.astype(np.float64) * 5 + 1, rtol=1e-6)
+    np.testing.assert_allclose(out, a.astype(np.float64) * 5 + 1, rtol=1e-6, atol=1e-6)
     assert lib.compiled_units == 2
     if DEVICE.kind in CACHE_EXT:
         assert len(_cache_entries(cache_dir)) == 2
@@ -120,10 +120,10 @@ def test_prepare_compiles_units_in_parallel(cache_dir, rng):
     for k, scale in zip(kernels[:3], [3, 17, 42]):
         out = _poisoned(300)
         k(300, a, out)
-        np.testing.assert_allclose(out, a.astype(np.float64) * scale + 1, rtol=1e-6)
+        np.testing.assert_allclose(out, a.astype(np.float64) * scale + 1, rtol=1e-6, atol=1e-6)
     out = _poisoned(300)
     kernels[3](300, a, out)
-    np.testing.assert_allclose(out, a.astype(np.float64) + 3, rtol=1e-6)
+    np.testing.assert_allclose(out, a.astype(np.float64) + 3, rtol=1e-6, atol=1e-6)
     # Obtaining a prepared kernel compiles nothing more.
     lib["k_17"]
     assert lib.compiled_units == 4
@@ -240,7 +240,7 @@ def test_compile_time_constants_still_work(rng):
     b = rng.standard_normal(n).astype(np.float32)
     out = _poisoned(n)
     lib["axpb"](n, a, out, b)
-    np.testing.assert_allclose(out, a.astype(np.float64) * 2 + b, rtol=1e-6)
+    np.testing.assert_allclose(out, a.astype(np.float64) * 2 + b, rtol=1e-6, atol=1e-6)
     # A function's values win over the library's.
     out = _poisoned(n)
     lib.function("axpb", constants={"has_bias": False})(n, a, out)

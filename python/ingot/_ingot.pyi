@@ -63,6 +63,9 @@ __all__ = [
     "_dlpack",
     "_dlpack_device",
     "_cuda_array_interface",
+    "_functor_source",
+    "_op_dtypes",
+    "_shutdown",
     "Philox",
     "random_take",
     "LinAlgError",
@@ -494,6 +497,7 @@ def compile(
     checked: Optional[builtins.bool] = None,
 ) -> Library: ...
 def _functor_source(device: Optional[_DeviceLike] = None) -> str: ...
+def _shutdown() -> None: ...
 
 @final
 class Translation:

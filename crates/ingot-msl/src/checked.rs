@@ -84,7 +84,9 @@ fn pointer_at<'s>(
     type_text: &impl Fn(&str) -> String,
 ) -> Option<(Replacement, Vec<Replacement>)> {
     let mut first = i;
-    let mut is_const = false;
+    // Metal's `constant` address space is read-only: `constant P*` is a pointer to const (the
+    // wrappers pass it as one).
+    let mut is_const = txt(i) == "constant";
     if i > 0 && txt(i - 1) == "const" {
         first = i - 1;
         is_const = true;

@@ -181,9 +181,6 @@ impl KernelBackend for CpuKernelBackend {
         }
         h0.update(crate::cache::root().to_string_lossy().as_bytes());
         hash_include_dirs(&mut h0, &options.include_dirs);
-        for (k, v) in &options.defines {
-            h0.update(format!("\0-D{k}={v}").as_bytes());
-        }
         let source_key = hex(&h0.finalize());
         if let Some(l) = libraries()
             .lock()
@@ -193,6 +190,9 @@ impl KernelBackend for CpuKernelBackend {
             LAST_OUTCOME.with(|c| c.set(CacheOutcome::Memory));
             return Ok(l);
         }
+        // Units compile lazily, on first call; a missing or broken compiler is still reported
+        // here, where the user asked for the library (its version is probed once per process).
+        compiler::find()?;
         // The CPU runs the kernel as native code: what a Metal kernel cannot do is refused.
         crate::runtime::kernel::sandbox(source, options, ingot_msl::Target::Cpu)?;
         let lib: Arc<dyn CompiledLibrary> = Arc::new(LazyLibrary::new(

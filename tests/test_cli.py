@@ -239,3 +239,14 @@ def test_bench_without_matplotlib_says_so(tmp_path):
 def test_info_still_works():
     r = run_cli("info")
     assert r.returncode == 0 and "devices:" in r.stdout and "cpu" in r.stdout
+
+
+def test_diagnostics_of_one_entrys_compile_keep_their_location():
+    # On CUDA an entry compiles alone and its error starts with the entry's name.
+    from ingot._cli_check import parse_diagnostics
+
+    for msg in ("kernel `scale`: k.metal:5: error: identifier \"s2\" is undefined\n    x[i] = s2;\n",
+                "kernel `scale`: k.metal(5): error: identifier \"s2\" is undefined"):
+        (d,) = parse_diagnostics(msg)
+        assert (d["file"], d["line"], d["severity"]) == ("k.metal", 5, "error"), d
+        assert d["message"] == 'identifier "s2" is undefined'

@@ -76,15 +76,19 @@ def test_compile_reflects_everything_and_compiles_nothing(cache_dir):
 
 
 def test_one_call_compiles_one_unit(cache_dir, rng):
-    lib = ingot.compile(_many_kernels(300), device=DEVICE)
+    # A call with NumPy arguments on a GPU may compile the engine's own copy kernels into the
+    # fresh cache folder once: a first call of another library makes that happen before.
     a = rng.standard_normal(1000).astype(np.float32)
     out = _poisoned(1000)
+    ingot.compile(_many_kernels(1), device=DEVICE)["k_0"](1000, a, out)
+    before = _cache_entries(cache_dir)
+    lib = ingot.compile(_many_kernels(300), device=DEVICE)
     lib["k_137"](1000, a, out)
     np.testing.assert_allclose(out, a.astype(np.float64) * 137 + 1, rtol=1e-6, atol=1e-6)
     assert lib.compiled_units == 1
     on_disk = _cache_entries(cache_dir)
     if DEVICE.kind in CACHE_EXT:
-        assert len(on_disk) == 1
+        assert len(on_disk - before) == 1
     # Cached: calling again, or obtaining it again, compiles nothing more.
     out2 = _poisoned(1000)
     lib.function("k_137")(1000, a, out2)
@@ -96,7 +100,7 @@ def test_one_call_compiles_one_unit(cache_dir, rng):
     np.testing.assert_allclose(out, a.astype(np.float64) * 5 + 1, rtol=1e-6, atol=1e-6)
     assert lib.compiled_units == 2
     if DEVICE.kind in CACHE_EXT:
-        assert len(_cache_entries(cache_dir)) == 2
+        assert len(_cache_entries(cache_dir) - before) == 2
 
 
 def test_instantiations_compile_alone(cache_dir, rng):

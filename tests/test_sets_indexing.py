@@ -205,9 +205,10 @@ def test_advanced_indexing_reads_like_numpy(rng, k, dtype):
     np.testing.assert_array_equal(to_np(make(a)[::-1, 1:, ::2][key_v]), want_v)
 
 
-# Keys that name some positions twice: NumPy keeps the last value, as the native CPU backend
-# does; GPU kernels keep one of them, so those cases assign arrays only on the native backend.
-DUPLICATES = {1, 8}
+# Keys that name some positions twice (key 0: -1 is 3): NumPy keeps the last value, as the
+# native CPU backend does; GPU kernels keep one of them, so those cases assign arrays only on the
+# native backend.
+DUPLICATES = {0, 1, 8}
 NATIVE = ON_CPU and os.environ.get("INGOT_CPU_OPS") != "kernels"
 
 

@@ -24,6 +24,7 @@ TARGETS = ("cuda", "cpu")
 _DIAG = re.compile(
     r"^(?P<file>[^\s:(][^:(]*?):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?P<sev>fatal error|error|warning|note):\s*(?P<msg>.*)$"
 )
+_ENTRY_PREFIX = re.compile(r"^kernel `[^`]*`:\s*")
 _DIAG_NVRTC = re.compile(r"^(?P<file>[^\s(][^(]*?)\((?P<line>\d+)\):\s*(?P<sev>error|warning|note):\s*(?P<msg>.*)$")
 
 
@@ -58,7 +59,9 @@ def parse_diagnostics(message: str) -> List[Dict[str, Any]]:
     to the diagnostic before them). Lines that name no location are kept in ``detail``."""
     diags: List[Dict[str, Any]] = []
     for raw in message.splitlines():
-        m = _DIAG.match(raw.strip()) or _DIAG_NVRTC.match(raw.strip())
+        # An error raised by one entry's compile starts with that entry: `kernel `k`: file:5: ...`.
+        text = _ENTRY_PREFIX.sub("", raw.strip())
+        m = _DIAG.match(text) or _DIAG_NVRTC.match(text)
         if m is None:
             if diags and raw.strip() and not raw.lstrip().startswith(("|", "^")) and not re.match(r"^\s*\d+\s*\|", raw):
                 diags[-1].setdefault("detail", []).append(raw.rstrip())

@@ -273,6 +273,7 @@ fn translate_expanded(
         repl: vec![None; toks.len()],
         joined: vec![false; toks.len()],
         prefix: HashMap::new(),
+        removed: Vec::new(),
         tg_id: 0,
     };
     let values = rw.constant_values()?;
@@ -425,6 +426,9 @@ struct Rewriter<'a> {
     joined: Vec<bool>,
     /// Text inserted before a token (CUDA: `__device__ ` on user functions).
     prefix: HashMap<usize, String>,
+    /// Token ranges removed whole (a collapsed address-space overload): no prefix is written
+    /// inside them, whichever pass ran first.
+    removed: Vec<(usize, usize)>,
     /// Next ID for `ingot::cpu::tg_var`.
     tg_id: u32,
 }
@@ -841,6 +845,7 @@ impl<'a> Rewriter<'a> {
             key.extend((i + 1..q).map(|t| self.txt(t)).filter(|w| *w == "const"));
             if !seen.insert((class_open, key.join(" "))) {
                 self.set_range(start, end, "");
+                self.removed.push((start, end));
             }
         }
     }
@@ -1577,7 +1582,9 @@ impl<'a> Rewriter<'a> {
                 out.push_str(gap);
             }
             if let Some(p) = self.prefix.get(&i) {
-                out.push_str(p);
+                if !self.removed.iter().any(|&(a, b)| (a..=b).contains(&i)) {
+                    out.push_str(p);
+                }
             }
             let orig = t.text(self.src);
             match &self.repl[i] {

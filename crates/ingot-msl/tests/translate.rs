@@ -458,3 +458,15 @@ fn a_unit_leaves_out_the_other_kernels_entirely() {
         );
     }
 }
+
+#[test]
+fn collapsed_member_overloads_leave_no_annotation_behind() {
+    // `apply` overloaded on the address space of `this`: the second goes, and on CUDA the
+    // `__device__` of the second must go with it (a dangling one before `};` is a syntax error).
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nstruct H {\n  float s;\n  float apply(float v) const thread { return v * s; }\n  float apply(float v) const constant { return v * s; }\n};\nkernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  H h; h.s = 2.0f; y[i] = h.apply(y[i]);\n}\n";
+    let t = tr(src, Target::Cuda);
+    let user = user_part(&t);
+    assert_eq!(user.matches("apply(float v)").count(), 1, "{user}");
+    assert_eq!(user.matches("__device__").count(), 1, "{user}");
+    assert_eq!(user.lines().count(), src.lines().count(), "{user}");
+}

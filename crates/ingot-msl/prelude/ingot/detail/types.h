@@ -96,6 +96,10 @@ INGOT_FN constexpr To bitcast(const From& f) {
 // float <-> IEEE binary16, round to nearest even; NaN payload kept (quietened), inf, denormals.
 INGOT_FN unsigned short f32_to_f16(float f) {
 #if defined(INGOT_TARGET_CUDA)
+  // PTX's cvt makes every NaN the canonical one; Metal (and NumPy) keep its sign and payload.
+  unsigned int x = bitcast<unsigned int>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (unsigned short)(((x >> 16) & 0x8000u) | 0x7e00u | ((x >> 13) & 0x3ffu));
   unsigned short r;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
   return r;
@@ -125,6 +129,9 @@ INGOT_FN unsigned short f32_to_f16(float f) {
 
 INGOT_FN float f16_to_f32(unsigned short h) {
 #if defined(INGOT_TARGET_CUDA)
+  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0)  // a NaN keeps its sign (see f32_to_f16)
+    return bitcast<float>(((unsigned int)(h & 0x8000u) << 16) | 0x7fc00000u |
+                          ((unsigned int)(h & 0x3ffu) << 13));
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
@@ -148,6 +155,8 @@ INGOT_FN float f16_to_f32(unsigned short h) {
 
 INGOT_FN unsigned short f32_to_bf16(float f) {
 #if defined(INGOT_TARGET_CUDA)
+  unsigned int x = bitcast<unsigned int>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);  // sign kept
   unsigned short r;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
   return r;

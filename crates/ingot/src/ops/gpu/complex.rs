@@ -51,7 +51,7 @@ pub fn complex_unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
     let (re, im) = parts(x)?;
     let rd = x.dtype().real_dtype();
     match op {
-        UnaryOp::Positive => copy_cast(x, out),
+        UnaryOp::Positive => store(&re, &im, out),
         UnaryOp::Negative => {
             let (nr, ni) = (
                 Array::empty(x.shape(), rd, x.device())?,

@@ -224,3 +224,83 @@ def test_library_header_forms():
     np.testing.assert_allclose(host(y), np.sin(x.astype(np.float64)) + 3.0, rtol=1e-5, atol=1e-6)
     assert host(lo)[0] == -np.inf
     assert host(flag)[0] == 7
+
+
+CONDITIONAL = r"""
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> METAL_FUNC T relu(T x) { return x < 0 ? 0 : x; }
+kernel void mixed(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                  device half* r [[buffer(2)]], constant float& mul [[buffer(3)]],
+                  uint i [[thread_position_in_grid]]) {
+    const half h = half(x[i]);
+    // half against float is float on Metal: the float branch is not rounded to half.
+    y[i] = (h > 0) ? h : mul * x[i];
+    r[i] = relu(h) + ((i & 1) ? h : 2);
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 300])
+def test_conditional_mixes_half_with_float_and_int(n):
+    k = build(CONDITIONAL)["mixed"]
+    x = RNG.uniform(-4, 4, n).astype(np.float32)
+    y = poison(n, np.float32)
+    r = poison(n, np.float16)
+    k(dev(x), y, r, np.float32(3.0), grid=n)
+    h = x.astype(np.float16).astype(np.float64)
+    want = np.where(h > 0, h, 3.0 * x.astype(np.float64))
+    np.testing.assert_allclose(host(y), want, rtol=1e-6, atol=0)
+    odd = (np.arange(n) & 1).astype(bool)
+    want_r = np.maximum(h, 0) + np.where(odd, h, 2.0)
+    # half + half: one rounding to half (within one half ulp of the exact sum)
+    np.testing.assert_allclose(host(r).astype(np.float64), want_r, rtol=2.0**-11, atol=2.0**-24)
+
+
+BLOCKS = r"""
+#include <metal_stdlib>
+using namespace metal;
+#define QK 8
+typedef struct {
+    __extension__ union {
+        struct {
+            half d;
+            half m;
+        };
+        half2 dm;
+    };
+    uint8_t qs[QK / 2];
+} block_q;
+static_assert(sizeof(block_q) == 2 * sizeof(half) + QK / 2, "block layout");
+kernel void dequant(device const uchar* raw [[buffer(0)]], device float* y [[buffer(1)]],
+                    uint b [[thread_position_in_grid]]) {
+    device const block_q* xb = (device const block_q*)raw + b;
+    const float d = xb->d;
+    const float m = xb->m;
+    float acc[QK] = { [0 ... QK - 1] = m };
+    for (int j = 0; j < QK / 2; ++j) {
+        acc[2 * j] += d * (xb->qs[j] & 0x0F);
+        acc[2 * j + 1] += d * (xb->qs[j] >> 4);
+    }
+    for (int j = 0; j < QK; ++j) y[b * QK + j] = acc[j] + float(xb->dm.x - xb->d);
+}
+"""
+
+
+def test_quantized_block_with_anonymous_struct():
+    k = build(BLOCKS)["dequant"]
+    nb = 37
+    d = RNG.uniform(0.01, 1, nb).astype(np.float16)
+    m = RNG.uniform(-1, 1, nb).astype(np.float16)
+    qs = RNG.integers(0, 256, (nb, 4), dtype=np.uint8)
+    raw = np.zeros((nb, 8), dtype=np.uint8)
+    raw[:, 0:2] = d.view(np.uint8).reshape(nb, 2)
+    raw[:, 2:4] = m.view(np.uint8).reshape(nb, 2)
+    raw[:, 4:8] = qs
+    y = poison(nb * 8, np.float32)
+    k(dev(raw.ravel()), y, grid=nb)
+    q = np.empty((nb, 8), dtype=np.float64)
+    q[:, 0::2] = qs & 0x0F
+    q[:, 1::2] = qs >> 4
+    want = m.astype(np.float64)[:, None] + d.astype(np.float64)[:, None] * q
+    np.testing.assert_allclose(host(y).reshape(nb, 8), want, rtol=1e-6, atol=1e-6)

@@ -162,6 +162,14 @@ impl<'a> Lexer<'a> {
             let col = self.col_of(start);
             match c {
                 b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c => self.bump(),
+                // A line splice outside a directive (candle: `a ? b : \` + newline) is
+                // whitespace; the output copies it with the gap.
+                b'\\'
+                    if self.peek(1) == b'\n'
+                        || (self.peek(1) == b'\r' && self.peek(2) == b'\n') =>
+                {
+                    self.bump()
+                }
                 // A UTF-8 byte-order mark at the start of the file is whitespace.
                 0xef if start == 0 && self.src.starts_with('\u{feff}') => {
                     self.pos = 3;

@@ -31,17 +31,21 @@
 //! (scopes, functions, instantiations) -> [`mod@reflect`] -> `rewrite` (token replacements that keep
 //! every line where it was) + one wrapper per entry point (`wrapper_cuda`, `wrapper_cpu`).
 
+mod anon_struct;
 mod checked;
 pub(crate) mod consteval;
+mod edit;
 pub mod error;
 pub mod lexer;
 pub mod prelude;
 pub mod preprocess;
+mod range_init;
 pub mod reflect;
 pub mod rewrite;
 pub mod sandbox;
 pub mod syntax;
 pub mod target;
+mod ternary;
 pub mod types;
 mod unit;
 mod wrapper_common;

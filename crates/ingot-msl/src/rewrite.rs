@@ -183,6 +183,34 @@ const GLOBAL_MATH_NAMES: &[&str] = &[
     "fmaf",
 ];
 
+/// Names of [`GLOBAL_MATH_NAMES`] that Metal's standard library does not have (CUDA's and C's
+/// only): a user function of that name gets no forwarder to `metal::` (MLX's `erfinv`).
+const NOT_IN_METAL: &[&str] = &[
+    "erfcinv",
+    "erfcx",
+    "erfinv",
+    "ilogb",
+    "j0",
+    "j1",
+    "jn",
+    "llrint",
+    "llround",
+    "logb",
+    "lrint",
+    "lround",
+    "nan",
+    "nearbyint",
+    "norm3d",
+    "normcdf",
+    "normcdfinv",
+    "rcbrt",
+    "remquo",
+    "rhypot",
+    "scalbln",
+    "scalbn",
+    "sincospi",
+];
+
 /// True for MSL's vector and matrix type names (`float4`, `uint3`, `packed_half2`,
 /// `float4x4`): the translator writes them `metal::float4`, because NVRTC predeclares CUDA's own
 /// `float4`, `uint3`, ... at global scope (with other sizes and no operators).
@@ -312,6 +340,7 @@ fn translate_expanded(
     rw.function_constants(&values, opts.entries.as_deref())?;
     rw.address_space_overloads();
     rw.address_space_function_overloads();
+    rw.address_space_specialisations();
     rw.instantiations();
     rw.entry_names(&module);
     if opts.target == Target::Cuda {
@@ -321,6 +350,16 @@ fn translate_expanded(
     if opts.checked {
         rw.checked_pointers();
     }
+    let mut late = crate::edit::Edit {
+        src: rw.src,
+        toks: rw.toks,
+        repl: &mut rw.repl,
+        joined: &rw.joined,
+        prefix: &mut rw.prefix,
+    };
+    late.anonymous_struct_members();
+    late.ternaries();
+    late.range_initialisers();
     // The passes above may write into a left-out kernel (a function constant's `true`/`false`,
     // an overload's new name): the unit must not contain any of it.
     for &(a, b) in &unused {
@@ -341,7 +380,7 @@ fn translate_expanded(
         };
         let lines = text.rfind("#line 1 ").unwrap_or(text.len());
         let mut fwd = String::new();
-        for n in renamed {
+        for n in renamed.into_iter().filter(|n| !NOT_IN_METAL.contains(n)) {
             fwd.push_str(&format!(
                 "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(metal::{n}(a...)) {{ return metal::{n}(a...); }}\n"
             ));
@@ -781,7 +820,12 @@ impl<'a> Rewriter<'a> {
                 has_space |= SPACES.contains(&self.txt(q));
                 q += 1;
             }
-            if !has_space {
+            // A member without an address space is recorded too: a later one that differs only
+            // in its address space (`MD() = default;` then `MD() threadgroup = default;`)
+            // is the same C++ member.
+            let plain = !has_space;
+            if plain && !(self.is(q, "=") || self.is(q, "{") || self.is(q, ";") || self.is(q, ":"))
+            {
                 continue;
             }
             // Back to the start of the member declaration.
@@ -843,7 +887,7 @@ impl<'a> Rewriter<'a> {
                 .unwrap_or(0);
             let mut key: Vec<&str> = (start..=i).map(|t| self.txt(t)).collect();
             key.extend((i + 1..q).map(|t| self.txt(t)).filter(|w| *w == "const"));
-            if !seen.insert((class_open, key.join(" "))) {
+            if !seen.insert((class_open, key.join(" "))) && !plain {
                 self.set_range(start, end, "");
                 self.removed.push((start, end));
             }
@@ -922,6 +966,106 @@ impl<'a> Rewriter<'a> {
         }
     }
 
+    /// Partial specialisations that differ only in address spaces (`pointer_element<device
+    /// T*>`, `<thread T*>`, ...) are one specialisation once the qualifiers are gone: the first
+    /// is kept.
+    fn address_space_specialisations(&mut self) {
+        const SPACES: &[&str] = &["device", "thread", "threadgroup", "constant"];
+        let n = self.toks.len();
+        // `>` closing the `<` at `open` (angle brackets only; parentheses nest).
+        let close_angle = |rw: &Self, open: usize| -> Option<usize> {
+            let mut depth = 0i32;
+            for k in open..n {
+                match rw.txt(k) {
+                    "<" => depth += 1,
+                    ">" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(k);
+                        }
+                    }
+                    ";" | "{" | "}" => return None,
+                    _ => {}
+                }
+            }
+            None
+        };
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut remove = Vec::new();
+        for t in 0..n {
+            if !(self.is(t, "template") && self.is(t + 1, "<")) {
+                continue;
+            }
+            let Some(pe) = close_angle(self, t + 1) else {
+                continue;
+            };
+            let (kw, name) = (pe + 1, pe + 2);
+            if !(self.is(kw, "struct") || self.is(kw, "class")) || !self.is(name + 1, "<") {
+                continue;
+            }
+            let Some(ae) = close_angle(self, name + 1) else {
+                continue;
+            };
+            if !(name + 2..ae).any(|k| SPACES.contains(&self.txt(k))) {
+                continue;
+            }
+            let Some(open) = (ae + 1..n).find(|&k| self.is(k, "{") || self.is(k, ";")) else {
+                continue;
+            };
+            if !self.is(open, "{") {
+                continue;
+            }
+            let mut depth = 0i32;
+            let Some(close) = (open..n).find(|&k| {
+                match self.txt(k) {
+                    "{" => depth += 1,
+                    "}" => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            }) else {
+                continue;
+            };
+            // The enclosing scope: the nearest unclosed `{` before the declaration.
+            let mut d = 0i32;
+            let scope = (0..t)
+                .rev()
+                .find(|&k| {
+                    match self.txt(k) {
+                        "}" => d += 1,
+                        "{" => {
+                            if d == 0 {
+                                return true;
+                            }
+                            d -= 1;
+                        }
+                        _ => {}
+                    }
+                    false
+                })
+                .map_or(-1, |k| k as i64);
+            // `constant` is written `const` (a distinct specialisation), the others vanish.
+            let words: Vec<&str> = (t..=ae)
+                .map(|k| match self.txt(k) {
+                    "constant" => "const",
+                    w => w,
+                })
+                .filter(|w| !SPACES.contains(w))
+                .collect();
+            if !seen.insert(format!("{scope} {}", words.join(" "))) {
+                let end = if self.is(close + 1, ";") {
+                    close + 1
+                } else {
+                    close
+                };
+                remove.push((t, end));
+            }
+        }
+        for (a, b) in remove {
+            self.set_range(a, b, "");
+        }
+    }
+
     fn instantiations(&mut self) {
         for inst in &self.syn.instantiations {
             self.set_range(inst.start, inst.end, "");
@@ -989,7 +1133,14 @@ impl<'a> Rewriter<'a> {
                 )
             });
             // Only when the declaration starts at this token (not `template` of something else).
-            if !already && k < f.params_open && !self.is(k, "template") && !self.is(k, "friend") {
+            // A declaration another pass removed (a collapsed address-space overload) gets none.
+            let removed = self.repl.get(k).is_some_and(|r| r.as_deref() == Some(""));
+            if !already
+                && !removed
+                && k < f.params_open
+                && !self.is(k, "template")
+                && !self.is(k, "friend")
+            {
                 self.prefix.insert(k, "__device__ ".to_string());
             }
         }
@@ -1163,7 +1314,9 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         match s {
-                            "device" | "thread" => self.set(i, ""),
+                            // `__extension__` (GNU; ggml's `GGML_EXTENSION union`): NVRTC
+                            // does not know it, and it only silences pedantic warnings.
+                            "device" | "thread" | "__extension__" => self.set(i, ""),
                             // `coherent(system) device T*`: every target's memory is coherent
                             // at the scopes its atomics and fences use.
                             "coherent"

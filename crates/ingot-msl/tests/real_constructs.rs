@@ -257,3 +257,166 @@ kernel void strided(device const float* x, device float* y,
 "#;
     cpu_compiles("array_param", src);
 }
+
+#[test]
+fn conditional_operator_mixes_half_with_float_and_integers() {
+    // `c ? half : float` is float and `c ? 0 : half` is half on Metal; C++ finds both ambiguous
+    // for a class type converting both ways. Nested, void, lvalue and template-argument
+    // conditionals must keep compiling.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> T relu(T x) { return x < 0 ? 0 : x; }
+template <int N> struct Tag { static constexpr int n = N; };
+METAL_FUNC void nothing() {}
+kernel void k(device const half* x [[buffer(0)]], device float* y [[buffer(1)]],
+              device half* z [[buffer(2)]], constant float& mul [[buffer(3)]],
+              uint i [[thread_position_in_grid]]) {
+    const half h = x[i];
+    y[i] = (h > 0) ? h : mul * (exp(h) - 1);
+    z[i] = relu(h) + (i > 3 ? h : 2) + half(Tag<(sizeof(half) > 1 ? 1 : 2)>::n);
+    float a = 1.0f, b = 2.0f;
+    (i > 1 ? a : b) = 3.0f;
+    i > 2 ? nothing() : nothing();
+    y[i] += a + b + (i > 5 ? h : i > 6 ? 1.0f : float(bfloat(2.0f)));
+    y[i] += (i & 1) ? bfloat(1.0f) : h;
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("conditional", src);
+}
+
+#[test]
+fn half_and_bfloat_arithmetic_is_constexpr() {
+    // MLX's complex.h static_asserts half arithmetic; the default constructor of a struct
+    // overloaded on `thread`/`threadgroup` collapses to one.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> struct cpx {
+  T re; T im;
+  constexpr cpx(T r, T i) thread : re(r), im(i) {}
+  constexpr cpx() thread : re(0), im(0) {}
+  constexpr cpx() threadgroup : re(0), im(0) {}
+};
+template <typename T> constexpr cpx<T> operator*(cpx<T> a, cpx<T> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+static_assert((cpx<half>{1.0h, 2.0h} * cpx<half>{3.0h, 4.0h}).re == -5.0h, "half");
+static_assert(bfloat(2.0f) * bfloat(3.0f) == 6.0f, "bfloat");
+static_assert(half(65520.0f) == numeric_limits<half>::infinity(), "rounds to inf");
+constexpr constant half kH = 0.25h;
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  threadgroup cpx<float> s;
+  cpx<half> a(kH, -kH);
+  y[i] = float((a * a).im) + s.re;
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("constexpr_half", src);
+}
+
+#[test]
+fn numeric_limits_impl_is_specialisable_and_user_math_names() {
+    // candle specialises `_numeric_limits_impl` for its own type; MLX defines `erfinv`, which
+    // CUDA has globally and Metal does not; ggml writes `__extension__ union`.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> struct indexed { uint i; T val; };
+template <typename T> struct _numeric_limits_impl<indexed<T>> {
+  static constexpr METAL_FUNC indexed<T> lowest() { return indexed<T>{0, numeric_limits<T>::lowest()}; }
+};
+float erfinv(float y) { return y * 0.5f; }
+typedef struct { __extension__ union { float a; uint b; }; } U;
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  U u; u.a = y[i];
+  y[i] = erfinv(u.a) + float(numeric_limits<indexed<half>>::lowest().val);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("limits_impl", src);
+}
+
+#[test]
+fn ggml_block_forms_compile() {
+    // ggml's quantized blocks: half members of an anonymous struct inside a union (g++ refuses
+    // members with constructors there), read as half or float, assigned, addressed; GNU range
+    // designators in local arrays; a line splice in the middle of an expression; the
+    // two-argument `make_filled_simdgroup_matrix`.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+#define QK 8
+typedef half my_half;
+typedef struct {
+    __extension__ union {
+        struct {
+            my_half d; // delta
+            my_half m, s;
+        };
+        half2 dm;
+    };
+    uint8_t qs[QK / 2];
+} block_q;
+static_assert(sizeof(block_q) == 8 + QK / 2, "layout: half2 aligns the union to 4");
+kernel void k(device block_q* b [[buffer(0)]], device float* y [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+    device const block_q* xb = b + i;
+    const float d1 = (i & 1) ? (xb->d / 16.h) : xb->d;
+    const float md = -8.h * xb->d;
+    half h = xb->m;
+    device const half* dh = &b[i].d;
+    constexpr int NQ = 4;
+    float S[NQ] = { [0 ... NQ-1] = -FLT_MAX/2 };
+    float T[NQ] = { [ 0 ... NQ - 1 ] = i > 2 ? 1.0h : 2.0f };
+    uint16_t mask = (i/4)>1 ? ((i/4)>2 ? 192 : 48) : \
+                              ((i/4)>0 ? 12  : 3);
+    simdgroup_half8x8 z = make_filled_simdgroup_matrix<half, 8>(0.0h);
+    y[i] = d1 + md + float(h) + xb->d * 2.0f + float(xb->dm.x) + xb->qs[0] + S[i % NQ] + T[0]
+         + *dh + mask + float(z.thread_elements()[0]);
+    b[i].s = y[i];
+    b[i].s += 1.0f;
+    b[i].m = (half) y[i];
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("ggml_blocks", src);
+}
+
+#[test]
+fn address_space_specialisations_collapse() {
+    // candle's sdpa: `pointer_element<thread T*>`, `<device T*>`, ... are one C++
+    // specialisation once the address spaces are gone, and so are reduce.metal's `MD<T>()`
+    // and `MD<T>() threadgroup`; reduce.metal also tests Metal's `__is_valid_simdgroup_type`.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> struct pointer_element {};
+template <typename T> struct pointer_element<thread T*> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<device T*> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<constant T*> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<threadgroup T*> { using type = remove_cv_t<T>; };
+template <typename T> constexpr constant bool is_simd_t = __is_valid_simdgroup_type<T>::value;
+static_assert(is_simd_t<float> && is_simd_t<half4> && !is_simd_t<bool> && !is_simd_t<long>, "");
+template <typename T> struct MD {
+    T m;
+    float d;
+    constexpr MD<T>() = default;
+    constexpr MD<T>() threadgroup = default;
+};
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    typename pointer_element<device float*>::type v = y[i];
+    MD<float> md;
+    md.m = v;
+    y[i] = md.m * 2.0f;
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("specialisations", src);
+}

@@ -88,11 +88,16 @@ INGOT_FN To as_type(const From& f) {
 }
 
 // ----- numeric_limits -----
-template <class T> struct numeric_limits {
+// Metal's layout: `numeric_limits<T>` derives from `_numeric_limits_impl<T>`, which user code
+// specializes for its own types at global scope after `using namespace metal;` (candle's
+// `indexed<T>`). NVRTC accepts such a specialization only in the template's own namespace, so
+// the template lives in the global one and `metal::` names it too.
+}  // namespace metal
+template <class T> struct _numeric_limits_impl {
   static constexpr bool is_specialized = false;
 };
 #define INGOT_INT_LIMITS(T, MIN, MAX, DIGITS, SIGNED)                       \
-  template <> struct numeric_limits<T> {                                  \
+  template <> struct _numeric_limits_impl<T> {                                  \
     static constexpr bool is_specialized = true;                          \
     static constexpr bool is_signed = SIGNED;                             \
     static constexpr bool is_integer = true;                              \
@@ -120,7 +125,7 @@ INGOT_INT_LIMITS(long long, -9223372036854775807LL - 1, 9223372036854775807LL, 6
 INGOT_INT_LIMITS(unsigned long long, 0ull, 18446744073709551615ull, 64, false)
 #undef INGOT_INT_LIMITS
 #define INGOT_FP_LIMITS(T, MK, MIN, MAX, LOWEST, EPS, INF, QNAN, DENORM, DIGITS)  \
-  template <> struct numeric_limits<T> {                                       \
+  template <> struct _numeric_limits_impl<T> {                                       \
     static constexpr bool is_specialized = true;                               \
     static constexpr bool is_signed = true;                                    \
     static constexpr bool is_integer = false;                                  \
@@ -139,8 +144,8 @@ INGOT_INT_LIMITS(unsigned long long, 0ull, 18446744073709551615ull, 64, false)
     INGOT_FN static constexpr T denorm_min() { return MK(DENORM); }            \
   };
 #define INGOT_ID(x) x
-#define INGOT_MKH(b) half(raw_bits_t{}, b)
-#define INGOT_MKB(b) bfloat(raw_bits_t{}, b)
+#define INGOT_MKH(b) metal::half(metal::raw_bits_t{}, b)
+#define INGOT_MKB(b) metal::bfloat(metal::raw_bits_t{}, b)
 INGOT_FP_LIMITS(float, INGOT_ID, 0x1p-126f, 0x1.fffffep+127f, -0x1.fffffep+127f, 0x1p-23f,
                 __builtin_bit_cast(float, 0x7f800000u), __builtin_bit_cast(float, 0x7fc00000u),
                 0x1p-149f, 24)
@@ -153,6 +158,10 @@ INGOT_FP_LIMITS(bfloat, INGOT_MKB, 0x0080, 0x7f7f, 0xff7f, 0x3c00, 0x7f80, 0x7fc
 #undef INGOT_ID
 #undef INGOT_MKH
 #undef INGOT_MKB
+namespace metal {
+using ::_numeric_limits_impl;
+template <class T> struct numeric_limits : _numeric_limits_impl<T> {};
+template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
 
 // ----- target math on float and double -----
 namespace detail {

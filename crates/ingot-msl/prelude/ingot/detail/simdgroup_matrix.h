@@ -40,7 +40,7 @@ typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
-template <class T, int C, int R>
+template <class T, int C, int R = C>
 INGOT_FN simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
   simdgroup_matrix<T, C, R> m;
   m._e = vec<T, 2>(value, value);

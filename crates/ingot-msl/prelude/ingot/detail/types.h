@@ -93,24 +93,10 @@ INGOT_FN constexpr To bitcast(const From& f) {
   return __builtin_bit_cast(To, f);  // g++ >= 11, clang >= 9, NVRTC
 }
 
-// float <-> IEEE binary16, round to nearest even; NaN payload kept (quietened), inf, denormals.
-INGOT_FN unsigned short f32_to_f16(float f) {
-#if defined(INGOT_TARGET_CUDA)
-  // PTX's cvt makes every NaN the canonical one; Metal (and NumPy) keep its sign and payload.
-  unsigned int x = bitcast<unsigned int>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (unsigned short)(((x >> 16) & 0x8000u) | 0x7e00u | ((x >> 13) & 0x3ffu));
-  unsigned short r;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
-  return r;
-#elif defined(__F16C__)
-  return (unsigned short)_cvtss_sh(f, 0);
-#elif defined(__aarch64__)
-  __fp16 h = (__fp16)f;
-  unsigned short r;
-  __builtin_memcpy(&r, &h, 2);
-  return r;
-#else
+// float <-> IEEE binary16 and bfloat16, round to nearest even; NaN payload kept (quietened), inf,
+// denormals. The portable forms are constexpr (Metal code does half arithmetic in constant
+// expressions: MLX's complex.h static_asserts it); at run time the hardware conversions serve.
+INGOT_FN constexpr unsigned short soft_f32_to_f16(float f) {
   unsigned int x = bitcast<unsigned int>(f);
   unsigned int sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
@@ -124,24 +110,9 @@ INGOT_FN unsigned short f32_to_f16(float f) {
   unsigned int odd = (x >> 13) & 1u;
   x += 0xc8000fffu + odd;  // rebias exponent (-112 << 23), round half to even
   return (unsigned short)(sign | (x >> 13));
-#endif
 }
 
-INGOT_FN float f16_to_f32(unsigned short h) {
-#if defined(INGOT_TARGET_CUDA)
-  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0)  // a NaN keeps its sign (see f32_to_f16)
-    return bitcast<float>(((unsigned int)(h & 0x8000u) << 16) | 0x7fc00000u |
-                          ((unsigned int)(h & 0x3ffu) << 13));
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-#elif defined(__F16C__)
-  return _cvtsh_ss(h);
-#elif defined(__aarch64__)
-  __fp16 v;
-  __builtin_memcpy(&v, &h, 2);
-  return (float)v;
-#else
+INGOT_FN constexpr float soft_f16_to_f32(unsigned short h) {
   unsigned int sign = (unsigned int)(h & 0x8000u) << 16;
   unsigned int e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   if (e == 0x1f) return bitcast<float>(sign | 0x7f800000u | (m << 13));
@@ -150,25 +121,86 @@ INGOT_FN float f16_to_f32(unsigned short h) {
     return bitcast<float>(sign | bitcast<unsigned int>(v));
   }
   return bitcast<float>(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+INGOT_FN constexpr unsigned short soft_f32_to_bf16(float f) {
+  unsigned int x = bitcast<unsigned int>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (unsigned short)(x >> 16);
+}
+
+#if defined(INGOT_TARGET_CUDA) || defined(__F16C__) || defined(__aarch64__)
+INGOT_FN unsigned short hw_f32_to_f16(float f) {
+#if defined(INGOT_TARGET_CUDA)
+  // PTX's cvt makes every NaN the canonical one; Metal (and NumPy) keep its sign and payload.
+  unsigned int x = bitcast<unsigned int>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (unsigned short)(((x >> 16) & 0x8000u) | 0x7e00u | ((x >> 13) & 0x3ffu));
+  unsigned short r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
+  return r;
+#elif defined(__F16C__)
+  return (unsigned short)_cvtss_sh(f, 0);
+#else
+  __fp16 h = (__fp16)f;
+  unsigned short r;
+  __builtin_memcpy(&r, &h, 2);
+  return r;
 #endif
 }
 
-INGOT_FN unsigned short f32_to_bf16(float f) {
+INGOT_FN float hw_f16_to_f32(unsigned short h) {
 #if defined(INGOT_TARGET_CUDA)
+  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0)  // a NaN keeps its sign (see above)
+    return bitcast<float>(((unsigned int)(h & 0x8000u) << 16) | 0x7fc00000u |
+                          ((unsigned int)(h & 0x3ffu) << 13));
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#elif defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  __fp16 v;
+  __builtin_memcpy(&v, &h, 2);
+  return (float)v;
+#endif
+}
+#define INGOT_HW_F16 1
+#endif
+
+#if defined(INGOT_TARGET_CUDA)
+INGOT_FN unsigned short hw_f32_to_bf16(float f) {
   unsigned int x = bitcast<unsigned int>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);  // sign kept
   unsigned short r;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
   return r;
-#else
-  unsigned int x = bitcast<unsigned int>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (unsigned short)(x >> 16);
+}
 #endif
+
+INGOT_FN constexpr unsigned short f32_to_f16(float f) {
+#if defined(INGOT_HW_F16)
+  if (!__builtin_is_constant_evaluated()) return hw_f32_to_f16(f);
+#endif
+  return soft_f32_to_f16(f);
 }
 
-INGOT_FN float bf16_to_f32(unsigned short b) {
+INGOT_FN constexpr float f16_to_f32(unsigned short h) {
+#if defined(INGOT_HW_F16)
+  if (!__builtin_is_constant_evaluated()) return hw_f16_to_f32(h);
+#endif
+  return soft_f16_to_f32(h);
+}
+
+INGOT_FN constexpr unsigned short f32_to_bf16(float f) {
+#if defined(INGOT_TARGET_CUDA)
+  if (!__builtin_is_constant_evaluated()) return hw_f32_to_bf16(f);
+#endif
+  return soft_f32_to_bf16(f);
+}
+
+INGOT_FN constexpr float bf16_to_f32(unsigned short b) {
   return bitcast<float>((unsigned int)b << 16);
 }
 }  // namespace detail
@@ -182,25 +214,25 @@ struct half {
   unsigned short bits;
   half() = default;
   INGOT_FN constexpr half(raw_bits_t, unsigned short b) : bits(b) {}
-  INGOT_FN half(float f) : bits(detail::f32_to_f16(f)) {}
+  INGOT_FN constexpr half(float f) : bits(detail::f32_to_f16(f)) {}
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||
                                ingot::tt::is_same<T, double>::value)>
-  INGOT_FN half(T v) : bits(detail::f32_to_f16((float)v)) {}
-  INGOT_FN explicit half(const bfloat& b);
-  INGOT_FN operator float() const { return detail::f16_to_f32(bits); }
+  INGOT_FN constexpr half(T v) : bits(detail::f32_to_f16((float)v)) {}
+  INGOT_FN constexpr explicit half(const bfloat& b);
+  INGOT_FN constexpr operator float() const { return detail::f16_to_f32(bits); }
   static INGOT_FN half from_bits(unsigned short b) {
     half h;
     h.bits = b;
     return h;
   }
-  template <class T> INGOT_FN half& operator+=(const T& o) { return *this = half(float(*this) + float(o)); }
-  template <class T> INGOT_FN half& operator-=(const T& o) { return *this = half(float(*this) - float(o)); }
-  template <class T> INGOT_FN half& operator*=(const T& o) { return *this = half(float(*this) * float(o)); }
-  template <class T> INGOT_FN half& operator/=(const T& o) { return *this = half(float(*this) / float(o)); }
-  INGOT_FN half& operator++() { return *this += 1.0f; }
-  INGOT_FN half& operator--() { return *this -= 1.0f; }
-  INGOT_FN half operator++(int) { half t = *this; *this += 1.0f; return t; }
-  INGOT_FN half operator--(int) { half t = *this; *this -= 1.0f; return t; }
+  template <class T> INGOT_FN constexpr half& operator+=(const T& o) { return *this = half(float(*this) + float(o)); }
+  template <class T> INGOT_FN constexpr half& operator-=(const T& o) { return *this = half(float(*this) - float(o)); }
+  template <class T> INGOT_FN constexpr half& operator*=(const T& o) { return *this = half(float(*this) * float(o)); }
+  template <class T> INGOT_FN constexpr half& operator/=(const T& o) { return *this = half(float(*this) / float(o)); }
+  INGOT_FN constexpr half& operator++() { return *this += 1.0f; }
+  INGOT_FN constexpr half& operator--() { return *this -= 1.0f; }
+  INGOT_FN constexpr half operator++(int) { half t = *this; *this += 1.0f; return t; }
+  INGOT_FN constexpr half operator--(int) { half t = *this; *this -= 1.0f; return t; }
 };
 
 // bfloat: brain float. Converts implicitly to float, from integers implicitly; from float, double
@@ -209,29 +241,29 @@ struct bfloat {
   unsigned short bits;
   bfloat() = default;
   INGOT_FN constexpr bfloat(raw_bits_t, unsigned short b) : bits(b) {}
-  INGOT_FN explicit bfloat(float f) : bits(detail::f32_to_bf16(f)) {}
+  INGOT_FN constexpr explicit bfloat(float f) : bits(detail::f32_to_bf16(f)) {}
   // From integers implicitly (`bfloat d = 0;` is valid Metal), from double explicitly.
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value)>
-  INGOT_FN bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
+  INGOT_FN constexpr bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
   template <class T, INGOT_REQ(ingot::tt::is_same<T, double>::value)>
-  INGOT_FN explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
-  INGOT_FN explicit bfloat(half h) : bits(detail::f32_to_bf16(float(h))) {}
-  INGOT_FN operator float() const { return detail::bf16_to_f32(bits); }
+  INGOT_FN constexpr explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
+  INGOT_FN constexpr explicit bfloat(half h) : bits(detail::f32_to_bf16(float(h))) {}
+  INGOT_FN constexpr operator float() const { return detail::bf16_to_f32(bits); }
   static INGOT_FN bfloat from_bits(unsigned short b) {
     bfloat h;
     h.bits = b;
     return h;
   }
-  template <class T> INGOT_FN bfloat& operator+=(const T& o) { return *this = bfloat(float(*this) + float(o)); }
-  template <class T> INGOT_FN bfloat& operator-=(const T& o) { return *this = bfloat(float(*this) - float(o)); }
-  template <class T> INGOT_FN bfloat& operator*=(const T& o) { return *this = bfloat(float(*this) * float(o)); }
-  template <class T> INGOT_FN bfloat& operator/=(const T& o) { return *this = bfloat(float(*this) / float(o)); }
-  INGOT_FN bfloat& operator++() { return *this += 1.0f; }
-  INGOT_FN bfloat& operator--() { return *this -= 1.0f; }
-  INGOT_FN bfloat operator++(int) { bfloat t = *this; *this += 1.0f; return t; }
-  INGOT_FN bfloat operator--(int) { bfloat t = *this; *this -= 1.0f; return t; }
+  template <class T> INGOT_FN constexpr bfloat& operator+=(const T& o) { return *this = bfloat(float(*this) + float(o)); }
+  template <class T> INGOT_FN constexpr bfloat& operator-=(const T& o) { return *this = bfloat(float(*this) - float(o)); }
+  template <class T> INGOT_FN constexpr bfloat& operator*=(const T& o) { return *this = bfloat(float(*this) * float(o)); }
+  template <class T> INGOT_FN constexpr bfloat& operator/=(const T& o) { return *this = bfloat(float(*this) / float(o)); }
+  INGOT_FN constexpr bfloat& operator++() { return *this += 1.0f; }
+  INGOT_FN constexpr bfloat& operator--() { return *this -= 1.0f; }
+  INGOT_FN constexpr bfloat operator++(int) { bfloat t = *this; *this += 1.0f; return t; }
+  INGOT_FN constexpr bfloat operator--(int) { bfloat t = *this; *this -= 1.0f; return t; }
 };
-INGOT_FN half::half(const bfloat& b) : bits(detail::f32_to_f16(float(b))) {}
+INGOT_FN constexpr half::half(const bfloat& b) : bits(detail::f32_to_f16(float(b))) {}
 
 static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
 static_assert(sizeof(bfloat) == 2 && alignof(bfloat) == 2, "bfloat layout");
@@ -244,7 +276,7 @@ typedef bfloat bfloat16_t;
 #define INGOT_H16_OPS(H)                                                                        \
   INGOT_FN constexpr H operator+(H a) { return a; }                                             \
   INGOT_FN constexpr H operator-(H a) { return H(raw_bits_t{}, (unsigned short)(a.bits ^ 0x8000u)); } \
-  INGOT_FN bool operator!(H a) { return !float(a); }                                            \
+  INGOT_FN constexpr bool operator!(H a) { return !float(a); }                                            \
   INGOT_H16_BIN(H, +)                                                                           \
   INGOT_H16_BIN(H, -)                                                                           \
   INGOT_H16_BIN(H, *)                                                                           \
@@ -256,28 +288,28 @@ typedef bfloat bfloat16_t;
   INGOT_H16_CMP(H, <=)                                                                          \
   INGOT_H16_CMP(H, >=)
 #define INGOT_H16_BIN(H, op)                                                                    \
-  INGOT_FN H operator op(H a, H b) { return H(float(a) op float(b)); }                         \
+  INGOT_FN constexpr H operator op(H a, H b) { return H(float(a) op float(b)); }                         \
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value)>                               \
-  INGOT_FN H operator op(H a, T b) { return H(float(a) op(float) b); }                          \
+  INGOT_FN constexpr H operator op(H a, T b) { return H(float(a) op(float) b); }                          \
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value)>                               \
-  INGOT_FN H operator op(T a, H b) { return H((float)a op float(b)); }                          \
+  INGOT_FN constexpr H operator op(T a, H b) { return H((float)a op float(b)); }                          \
   template <class T, INGOT_REQ(ingot::tt::is_native_float<T>::value)>                           \
-  INGOT_FN float operator op(H a, T b) { return float(a) op(float) b; }                         \
+  INGOT_FN constexpr float operator op(H a, T b) { return float(a) op(float) b; }                         \
   template <class T, INGOT_REQ(ingot::tt::is_native_float<T>::value)>                           \
-  INGOT_FN float operator op(T a, H b) { return (float)a op float(b); }
+  INGOT_FN constexpr float operator op(T a, H b) { return (float)a op float(b); }
 #define INGOT_H16_CMP(H, op)                                                                    \
-  INGOT_FN bool operator op(H a, H b) { return float(a) op float(b); }                         \
+  INGOT_FN constexpr bool operator op(H a, H b) { return float(a) op float(b); }                         \
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||                              \
                                ingot::tt::is_native_float<T>::value)>                           \
-  INGOT_FN bool operator op(H a, T b) { return float(a) op(float) b; }                          \
+  INGOT_FN constexpr bool operator op(H a, T b) { return float(a) op(float) b; }                          \
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||                              \
                                ingot::tt::is_native_float<T>::value)>                           \
-  INGOT_FN bool operator op(T a, H b) { return (float)a op float(b); }
+  INGOT_FN constexpr bool operator op(T a, H b) { return (float)a op float(b); }
 INGOT_H16_OPS(half)
 INGOT_H16_OPS(bfloat)
 #define INGOT_HB_MIX(op)                                                                        \
-  INGOT_FN float operator op(half a, bfloat b) { return float(a) op float(b); }                \
-  INGOT_FN float operator op(bfloat a, half b) { return float(a) op float(b); }
+  INGOT_FN constexpr float operator op(half a, bfloat b) { return float(a) op float(b); }                \
+  INGOT_FN constexpr float operator op(bfloat a, half b) { return float(a) op float(b); }
 INGOT_HB_MIX(+)
 INGOT_HB_MIX(-)
 INGOT_HB_MIX(*)
@@ -352,3 +384,59 @@ template <> struct wide<bfloat> { typedef float type; };
 
 using metal::bfloat;
 using metal::half;
+
+// The conditional operator's operand types the translation spells out (see ternary.rs):
+// `tern_t<decltype((x)), decltype((y))>` for operand x against operand y. Metal's arithmetic
+// conversions: half/bfloat against float, double or the other 16-bit type -> float; an integer
+// against half/bfloat -> that type; anything else unchanged (value category kept).
+namespace ingot {
+template <class T> struct tern_bare {
+  typedef typename tt::remove_cv<typename tt::remove_reference<T>::type>::type type;
+};
+template <class X, class O> constexpr int tern_kind() {
+  return metal::is_half_like<X>::value &&
+                 (tt::is_native_float<O>::value ||
+                  (metal::is_half_like<O>::value && !tt::is_same<X, O>::value))
+             ? 1
+             : (tt::is_integral<X>::value && metal::is_half_like<O>::value ? 2 : 0);
+}
+template <class X, class O,
+          int K = tern_kind<typename tern_bare<X>::type, typename tern_bare<O>::type>()>
+struct tern {
+  typedef X type;
+};
+template <class X, class O> struct tern<X, O, 1> {
+  typedef float type;
+};
+template <class X, class O> struct tern<X, O, 2> {
+  typedef typename tern_bare<O>::type type;
+};
+template <class X, class O> using tern_t = typename tern<X, O>::type;
+
+// Storage of a half/bfloat member of an anonymous struct (see anon_struct.rs): g++ refuses
+// members with constructors there. Same bits; reads as the 16-bit type or as float (a non-
+// template operator beats the 16-bit type's templates, so `s * 2.0f` is float and `s / 16.h`
+// half, as on Metal); assigned from whatever the 16-bit type is built from.
+template <class H> struct h16_slot {
+  unsigned short bits;
+  INGOT_FN constexpr operator H() const { return H(metal::raw_bits_t{}, bits); }
+  INGOT_FN constexpr operator float() const { return float(H(metal::raw_bits_t{}, bits)); }
+  // `&blk.d` is a pointer to the 16-bit type (same layout).
+  INGOT_FN H* operator&() { return reinterpret_cast<H*>(this); }
+  INGOT_FN const H* operator&() const { return reinterpret_cast<const H*>(this); }
+  template <class T> INGOT_FN h16_slot& operator=(const T& v) {
+    bits = H(v).bits;
+    return *this;
+  }
+  template <class T> INGOT_FN h16_slot& operator+=(const T& o) { return *this = H(float(*this) + float(o)); }
+  template <class T> INGOT_FN h16_slot& operator-=(const T& o) { return *this = H(float(*this) - float(o)); }
+  template <class T> INGOT_FN h16_slot& operator*=(const T& o) { return *this = H(float(*this) * float(o)); }
+  template <class T> INGOT_FN h16_slot& operator/=(const T& o) { return *this = H(float(*this) / float(o)); }
+};
+template <class T> struct anon { typedef T type; };
+template <> struct anon<metal::half> { typedef h16_slot<metal::half> type; };
+template <> struct anon<metal::bfloat> { typedef h16_slot<metal::bfloat> type; };
+template <> struct anon<const metal::half> { typedef const h16_slot<metal::half> type; };
+template <> struct anon<const metal::bfloat> { typedef const h16_slot<metal::bfloat> type; };
+template <class T> using anon_t = typename anon<T>::type;
+}  // namespace ingot

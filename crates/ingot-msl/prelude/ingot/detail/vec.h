@@ -133,6 +133,16 @@ template <class T> struct is_vector { static constexpr bool value = false; };
 template <class T, int N> struct is_vector<vec<T, N>> { static constexpr bool value = true; };
 template <class T> struct vec_elements { typedef T type; static constexpr int value = 1; };
 template <class T, int N> struct vec_elements<vec<T, N>> { typedef T type; static constexpr int value = N; };
+// Metal's trait for the types the simd_* functions take (candle's reduce.metal tests it): the
+// 8-, 16- and 32-bit integers, half, bfloat, float and their vectors.
+template <class T> struct __is_valid_simdgroup_type {
+ private:
+  typedef typename vec_elements<typename ingot::tt::remove_cv<T>::type>::type E;
+ public:
+  static constexpr bool value =
+      (ingot::tt::is_integral<E>::value && !ingot::tt::is_same<E, bool>::value && sizeof(E) <= 4) ||
+      is_half_like<E>::value || ingot::tt::is_same<E, float>::value;
+};
 
 // ----- component-wise operators -----
 #define INGOT_VEC_BINOP(op)                                                                  \

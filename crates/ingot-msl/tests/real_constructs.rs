@@ -420,3 +420,56 @@ kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]])
     both(src);
     cpu_compiles("specialisations", src);
 }
+
+#[test]
+fn function_pointer_template_parameters() {
+    // candle/ggml `kernel_get_rows_q<block_q, nl, dequantize_func>`: the third template
+    // parameter is named inside `(*...)`; `void` in the kernel's own parameters is not it.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename type4x4>
+void deq(device const float* xb, short il, thread type4x4 & reg) { reg[0][0] = xb[il]; }
+template<typename block_q, short nl, void (*dequantize_func)(device const block_q *, short, thread float4x4 &)>
+kernel void get_rows(device const void* src [[buffer(0)]], device float* dst [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+  float4x4 r;
+  dequantize_func((device const block_q*)src, short(i % 4), r);
+  dst[i] = r[0][0] * nl;
+}
+typedef decltype(get_rows<float, 2, deq>) get_rows_t;
+template [[host_name("get_rows_f")]] kernel get_rows_t get_rows<float, 2, deq>;
+"#;
+    assert_eq!(names(src), ["get_rows_f"]);
+    let m = reflect(src).unwrap();
+    assert_eq!(m.entry_points[0].params[0].pointee, "void");
+    both(src);
+    cpu_compiles("fn_pointer_param", src);
+}
+
+#[test]
+fn scalar_arguments_meet_vectors_and_16_bit_types() {
+    // ggml: `fmax(0, x)` on float and float4, `c ? slope*half4 : 0.0f`, `half4 v = 0;`,
+    // `float4(packed_char4)`, `MAXHALF`.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> T relu6(T x) { return (T) (x * fmax(0, fmin(1, x/6 + 0.5))); }
+kernel void k(device const float4* x [[buffer(0)]], device const half4* m [[buffer(1)]],
+              threadgroup half4* sq [[threadgroup(0)]], device float4* y [[buffer(2)]],
+              device const packed_char4* q [[buffer(3)]], constant float& slope [[buffer(4)]],
+              uint i [[thread_position_in_grid]]) {
+    float4 lmax = fmax(0, x[i]);
+    float s = fmax(0, x[i].x) + relu6(x[i].y) + float(MAXHALF) * 0.0f;
+    device const half4* pm = (i & 1) ? m : nullptr;
+    lmax = fmax(lmax, x[i]*slope + (float4)((pm ? slope*pm[i] : 0.0f)));
+    sq[i % 4] = 0;
+    half4 hz = 0.5f;
+    const packed_char4 p = q[i];
+    y[i] = lmax + s + float4(sq[0]) + float4(hz) + fmin(x[i], 1) + float4(p);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("scalar_meets_vector", src);
+}

@@ -379,17 +379,26 @@ using metal::half;
 // The conditional operator's operand types the translation spells out (see ternary.rs):
 // `tern_t<decltype((x)), decltype((y))>` for operand x against operand y. Metal's arithmetic
 // conversions: half/bfloat against float, double or the other 16-bit type -> float; an integer
-// against half/bfloat -> that type; anything else unchanged (value category kept).
+// against half/bfloat -> that type; a scalar against a vector -> that vector; anything else
+// unchanged (value category kept).
 namespace ingot {
 template <class T> struct tern_bare {
   typedef typename tt::remove_cv<typename tt::remove_reference<T>::type>::type type;
+};
+// Vectors are specialised in vec.h: a scalar against a vector becomes that vector (Metal's
+// `c ? half4(...) : 0.0f`).
+template <class T> struct tern_is_vec {
+  static constexpr bool value = false;
 };
 template <class X, class O> constexpr int tern_kind() {
   return metal::is_half_like<X>::value &&
                  (tt::is_native_float<O>::value ||
                   (metal::is_half_like<O>::value && !tt::is_same<X, O>::value))
              ? 1
-             : (tt::is_integral<X>::value && metal::is_half_like<O>::value ? 2 : 0);
+             : ((tt::is_integral<X>::value && metal::is_half_like<O>::value) ||
+                        (metal::is_scalar<X>::value && tern_is_vec<O>::value)
+                    ? 2
+                    : 0);
 }
 template <class X, class O,
           int K = tern_kind<typename tern_bare<X>::type, typename tern_bare<O>::type>()>

@@ -4,6 +4,7 @@
 namespace metal {
 
 template <class T, int N> struct vec;
+template <class T, int N> struct packed_vec;
 
 // Proxy for a writable swizzle (v.xy_ref() = ...); see ABI.md "Swizzles".
 template <class T, int K> struct swizzle_ref {
@@ -48,6 +49,17 @@ template <class T, int K> struct swizzle_ref {
   vec() = default;                                                                   \
   template <class U, INGOT_REQ(!ingot::tt::is_same<U, T>::value)>                    \
   INGOT_FN explicit vec(const vec<U, N>& o) {                                        \
+    for (int i = 0; i < N; ++i) _v[i] = T(o._v[i]);                                  \
+  }                                                                                  \
+  /* `half4 v = 0;`: a scalar of another arithmetic type broadcasts (one conversion */ \
+  /* where C++ would need two: int -> half -> half4). */                              \
+  template <class U, INGOT_REQ(::metal::is_half_like<T>::value &&                     \
+                               (ingot::tt::is_integral<U>::value ||                   \
+                                ingot::tt::is_native_float<U>::value))>               \
+  INGOT_FN constexpr vec(U s) : vec(T(s)) {}                                         \
+  /* float4(packed_char4): converts from a packed vector of another type too. */     \
+  template <class U, INGOT_REQ(!ingot::tt::is_same<U, T>::value)>                    \
+  INGOT_FN explicit vec(const packed_vec<U, N>& o) {                                 \
     for (int i = 0; i < N; ++i) _v[i] = T(o._v[i]);                                  \
   }                                                                                  \
   INGOT_FN T& operator[](int i) { return _v[i]; }                                    \
@@ -129,6 +141,13 @@ template <class T> struct alignas(4 * sizeof(T)) vec<T, 4> {
 #undef INGOT_VEC_COMMON
 #undef INGOT_VEC_CASSIGN
 
+}  // namespace metal
+namespace ingot {
+template <class T, int N> struct tern_is_vec<metal::vec<T, N>> {
+  static constexpr bool value = true;
+};
+}  // namespace ingot
+namespace metal {
 template <class T> struct is_vector { static constexpr bool value = false; };
 template <class T, int N> struct is_vector<vec<T, N>> { static constexpr bool value = true; };
 template <class T> struct vec_elements { typedef T type; static constexpr int value = 1; };

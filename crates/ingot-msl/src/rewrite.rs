@@ -1568,7 +1568,20 @@ impl<'a> Rewriter<'a> {
             k -= 1;
             prev_const |= self.is(k, "const");
         }
-        if ctx == Some(Ctx::Namespace) && at_stmt_start && !self.declares_function(i) {
+        // `constant constexpr const float S<6>::table[8][8];`: the out-of-class definition of
+        // a static member keeps the member's storage (no `static`, no `__device__`).
+        let member_definition = {
+            let n = self.toks.len();
+            let end = (i + 1..n)
+                .find(|&k| matches!(self.txt(k), "[" | "=" | ";" | "{" | "("))
+                .unwrap_or(n);
+            end >= 2 && self.is(end - 2, "::")
+        };
+        if ctx == Some(Ctx::Namespace)
+            && at_stmt_start
+            && !member_definition
+            && !self.declares_function(i)
+        {
             // INGOT_PROGRAM_CONSTANT brings its own storage class and `const`: drop the user's
             // `static` and `const` around `constant` (`constexpr` stays).
             self.set(i, "INGOT_PROGRAM_CONSTANT");
@@ -1643,6 +1656,29 @@ impl<'a> Rewriter<'a> {
         }
         if self.opts.target == Target::Cuda {
             self.set(i, "__shared__");
+            // `threadgroup float buf[32] = {0};` (MLX): CUDA refuses an initialiser on shared
+            // memory; Metal does not run it either, and the CPU form drops it too.
+            let n = self.toks.len();
+            let mut depth = 0i32;
+            let mut init: Option<usize> = None;
+            let mut k = i + 1;
+            while k < n {
+                match self.txt(k) {
+                    "<" | "(" | "[" | "{" => depth += 1,
+                    ">" | ")" | "]" | "}" => depth -= 1,
+                    "=" if depth == 0 => init = Some(k),
+                    "," | ";" if depth == 0 => {
+                        if let Some(a) = init.take() {
+                            self.set_range(a, k - 1, "");
+                        }
+                        if self.is(k, ";") {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
             return Ok(());
         }
         // CPU: `threadgroup T a[N], b;` -> `T (&a)[N] = ingot::cpu::tg_var<T[N], ID>(); ...`

@@ -473,3 +473,48 @@ kernel void k(device const float4* x [[buffer(0)]], device const half4* m [[buff
     both(src);
     cpu_compiles("scalar_meets_vector", src);
 }
+
+#[test]
+fn mlx_common_header_forms_compile() {
+    // MLX: bfloat overloads added to namespace metal must not hide metal's own `log`; simd
+    // bitwise reductions compiled on float bits; `uint4 k = {a, b, c}` zero-fills; a
+    // threadgroup array with an initialiser; `remove_addrspace_t`; the out-of-class definition
+    // of a constant static member; `G * g` on simdgroup matrices.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef bfloat bfloat16_t;
+namespace metal {
+METAL_FUNC bfloat16_t log(bfloat16_t x) { return static_cast<bfloat16_t>(metal::log(static_cast<float>(x))); }
+METAL_FUNC bfloat16_t simd_xor(bfloat16_t x) { return static_cast<bfloat16_t>(__metal_simd_xor(static_cast<float>(x))); }
+}
+inline float my_log1p(float x) { float xp1 = 1.0f + x; return x * (metal::log(xp1) / (xp1 - 1.0f)); }
+template <int M> struct Wino {};
+template <> struct Wino<6> {
+  static constexpr constant float wt[2][2] = {{1.0f, 2.0f}, {3.0f, 4.0f}};
+};
+constant constexpr const float Wino<6>::wt[2][2];
+kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+              device uint4* u [[buffer(2)]], device const uint2* key [[buffer(3)]],
+              uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup float buf[32] = {0};
+    buf[lane] = x[i];
+    uint2 kk = key[i];
+    uint4 ks = {kk.x, kk.y, kk.x ^ kk.y ^ 0x1BD11BDA};
+    float4 a = float4(1, 2, 3, 4);
+    float4 b = float4(a.xy, 0, 1) + float4(a.xy, a.zw) + float4(a.xyz, 1) + float4(2, a.yzw);
+    remove_addrspace_t<device const float*> p = x;
+    simdgroup_float8x8 G, g;
+    simdgroup_load(G, x);
+    simdgroup_load(g, x + 64);
+    simdgroup_float8x8 o = (G * g) * G;
+    simdgroup_store(o, y);
+    y[i] += my_log1p(p[i]) + float(metal::log(bfloat16_t(2.0f))) + Wino<6>::wt[1][1] + b.x
+          + float(simd_xor(bfloat16_t(buf[lane])));
+    u[i] = ks;
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("mlx_headers", src);
+}

@@ -628,11 +628,31 @@ template <class T, int N> INGOT_FN vec<T, N> sincos(const vec<T, N>& x, vec<T, N
 #undef INGOT_MODE2
 #undef INGOT_MATH_COMMON_NAMES
 
+// The default mode's functions are declared in `metal` itself (using-declarations, not a
+// using-directive): a library that adds its own overloads to namespace metal (MLX's
+// bf16_math.h: `metal::log(bfloat16_t)`) must not hide them from `metal::log(x)`.
 #if INGOT_FAST_MATH
-using namespace fast;
+#define INGOT_MODE fast
 #else
-using namespace precise;
+#define INGOT_MODE precise
 #endif
+#define INGOT_MODE_NAMES \
+  using INGOT_MODE::sin; using INGOT_MODE::cos; using INGOT_MODE::tan; using INGOT_MODE::asin; \
+  using INGOT_MODE::acos; using INGOT_MODE::atan; using INGOT_MODE::sinh; using INGOT_MODE::cosh; \
+  using INGOT_MODE::tanh; using INGOT_MODE::asinh; using INGOT_MODE::acosh; \
+  using INGOT_MODE::atanh; using INGOT_MODE::exp; using INGOT_MODE::exp2; \
+  using INGOT_MODE::exp10; using INGOT_MODE::expm1; using INGOT_MODE::log; \
+  using INGOT_MODE::log2; using INGOT_MODE::log10; using INGOT_MODE::log1p; \
+  using INGOT_MODE::sqrt; using INGOT_MODE::rsqrt; using INGOT_MODE::cbrt; using INGOT_MODE::erf; \
+  using INGOT_MODE::erfc; using INGOT_MODE::lgamma; using INGOT_MODE::tgamma; \
+  using INGOT_MODE::sinpi; using INGOT_MODE::cospi; using INGOT_MODE::tanpi; \
+  using INGOT_MODE::pow; using INGOT_MODE::powr; using INGOT_MODE::atan2; \
+  using INGOT_MODE::hypot; using INGOT_MODE::divide; using INGOT_MODE::asinpi; \
+  using INGOT_MODE::acospi; using INGOT_MODE::atanpi; using INGOT_MODE::atan2pi; \
+  using INGOT_MODE::sincos;
+INGOT_MODE_NAMES
+#undef INGOT_MODE_NAMES
+#undef INGOT_MODE
 
 // ----- geometric -----
 template <class T, int N> INGOT_FN T dot(const vec<T, N>& a, const vec<T, N>& b) {

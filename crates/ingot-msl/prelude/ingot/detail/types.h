@@ -326,6 +326,11 @@ template <class T, class U> struct is_same : ingot::tt::is_same<T, U> {};
 template <bool B, class T = void> struct enable_if : ingot::tt::enable_if<B, T> {};
 template <bool B, class T = void> using enable_if_t = typename ingot::tt::enable_if<B, T>::type;
 template <class T> struct remove_cv : ingot::tt::remove_cv<T> {};
+// Address spaces are gone after translation: removing one is the identity (MLX's steel).
+template <class T> struct remove_addrspace {
+  typedef T type;
+};
+template <class T> using remove_addrspace_t = T;
 template <class T> using remove_cv_t = typename ingot::tt::remove_cv<T>::type;
 template <class T, class U> constexpr bool is_same_v = ingot::tt::is_same<T, U>::value;
 namespace detail {

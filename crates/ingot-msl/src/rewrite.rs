@@ -351,6 +351,7 @@ fn translate_expanded(
     }
     let mut late = crate::edit::Edit {
         src: rw.src,
+        ctx: &syn.ctx,
         toks: rw.toks,
         repl: &mut rw.repl,
         joined: &rw.joined,
@@ -379,7 +380,14 @@ fn translate_expanded(
         };
         let lines = text.rfind("#line 1 ").unwrap_or(text.len());
         let mut fwd = String::new();
-        for n in renamed.into_iter().filter(|n| !NOT_IN_METAL.contains(n)) {
+        // C's float variants (`expm1f`, MLX's unary ops) are not Metal's either.
+        let in_metal = |n: &str| {
+            !NOT_IN_METAL.contains(&n)
+                && !n
+                    .strip_suffix('f')
+                    .is_some_and(|b| GLOBAL_MATH_NAMES.contains(&b))
+        };
+        for n in renamed.into_iter().filter(|n| in_metal(n)) {
             fwd.push_str(&format!(
                 "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(metal::{n}(a...)) {{ return metal::{n}(a...); }}\n"
             ));
@@ -1326,6 +1334,23 @@ impl<'a> Rewriter<'a> {
                                 }
                                 self.set_range(i, end, "");
                                 i = end + 1;
+                                continue;
+                            }
+                            // `template <> R operator()(complex64_t x, ...)` inside a class
+                            // (MLX binary_ops.h): g++ has no explicit specialisation at class
+                            // scope; the non-template overload it becomes is chosen for the
+                            // same exact-match calls.
+                            "template"
+                                if self.syn.ctx.get(i) == Some(&Ctx::Class)
+                                    && self.is(i + 1, "<")
+                                    && self.is(i + 2, ">")
+                                    && !matches!(
+                                        self.txt(i + 3),
+                                        "struct" | "class" | "union" | "template"
+                                    ) =>
+                            {
+                                self.set_range(i, i + 2, "");
+                                i += 3;
                                 continue;
                             }
                             "kernel" if self.syn.ctx.get(i) == Some(&Ctx::Namespace) => {

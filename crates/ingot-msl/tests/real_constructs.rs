@@ -518,3 +518,47 @@ kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]]
     both(src);
     cpu_compiles("mlx_headers", src);
 }
+
+#[test]
+fn mlx_kernel_header_forms_compile() {
+    // MLX: a member's explicit specialisation inside its class (binary_ops.h), `uniform<T>`
+    // and `make_uniform` (gemv.h), a class converting to both float and bfloat cast to half
+    // (fp8.h), a class with only `operator bool` assigned to a half (steel_gemm_masked.h).
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef bfloat bfloat16_t;
+struct fp8 {
+  uint8_t bits;
+  fp8(float x) thread { bits = uint8_t(x); }
+  operator bfloat16_t() thread { return bfloat16_t(float(bits)); }
+  operator float() thread { return float(bits); }
+};
+struct FloorDivide {
+  template <typename T> T operator()(T x, T y) thread { return floor(x / y); }
+  template <> int operator()(int x, int y) thread { return x / y; }
+};
+struct NoMask {
+  char x;
+  constexpr METAL_FUNC operator bool() thread { return true; }
+  constexpr METAL_FUNC operator bool() const device { return true; }
+};
+template <typename T> struct ScaleOp { T scale; };
+kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  uint8_t s = uint8_t(i);
+  half h = half(*(thread fp8*)(&s));
+  bfloat b = bfloat(h);
+  constexpr const uniform<int> stride = make_uniform(4);
+  const uniform<int> n = make_uniform(int(i)) / stride;
+  FloorDivide fd;
+  ScaleOp<half> op;
+  NoMask nm;
+  op.scale = nm;
+  y[i] = float(h) + float(half(b)) + fd(x[i], 2.0f) + float(fd(int(i), 3)) + n + float(op.scale);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("mlx_kernel_headers", src);
+}

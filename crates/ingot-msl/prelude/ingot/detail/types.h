@@ -62,6 +62,18 @@ template <> struct make_unsigned<int> { typedef unsigned int type; };
 template <> struct make_unsigned<long> { typedef unsigned long type; };
 template <> struct make_unsigned<long long> { typedef unsigned long long type; };
 template <class T> T&& declval();
+// A class (not half/bfloat, see below) that converts to float: Metal converts it to half too
+// (MLX's `_NoMask` through its `operator bool`, fp8 types through `operator float`).
+template <class T> struct is_class_ {
+  template <class U> static constexpr bool test(int U::*) { return true; }
+  template <class U> static constexpr bool test(...) { return false; }
+  static constexpr bool value = test<T>(nullptr);
+};
+template <class T, class = void> struct to_float_ { static constexpr bool value = false; };
+template <class T>
+struct to_float_<T, decltype((void)static_cast<float>(declval<T&>()))> {
+  static constexpr bool value = true;
+};
 }  // namespace tt
 }  // namespace ingot
 
@@ -209,7 +221,14 @@ struct half {
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||
                                ingot::tt::is_same<T, double>::value)>
   INGOT_FN constexpr half(T v) : bits(detail::f32_to_f16((float)v)) {}
-  INGOT_FN constexpr explicit half(const bfloat& b);
+  template <class T, class D = typename ingot::tt::remove_cv<typename ingot::tt::remove_reference<T>::type>::type,
+            INGOT_REQ(ingot::tt::is_class_<D>::value && !ingot::tt::is_same<D, half>::value &&
+                      !ingot::tt::is_same<D, bfloat>::value && ingot::tt::to_float_<D>::value)>
+  INGOT_FN constexpr half(T&& v) : bits(detail::f32_to_f16(static_cast<float>(v))) {}
+  // A template, so a class converting to both float and bfloat (MLX's fp8 types) takes the
+  // float constructor instead of an ambiguity.
+  template <class B, INGOT_REQ(ingot::tt::is_same<B, bfloat>::value)>
+  INGOT_FN constexpr explicit half(const B& b) : bits(detail::f32_to_f16(float(b))) {}
   INGOT_FN constexpr operator float() const { return detail::f16_to_f32(bits); }
   static INGOT_FN half from_bits(unsigned short b) {
     half h;
@@ -238,7 +257,8 @@ struct bfloat {
   INGOT_FN constexpr bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
   template <class T, INGOT_REQ(ingot::tt::is_same<T, double>::value)>
   INGOT_FN constexpr explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
-  INGOT_FN constexpr explicit bfloat(half h) : bits(detail::f32_to_bf16(float(h))) {}
+  template <class H, INGOT_REQ(ingot::tt::is_same<H, half>::value)>
+  INGOT_FN constexpr explicit bfloat(const H& h) : bits(detail::f32_to_bf16(float(h))) {}
   INGOT_FN constexpr operator float() const { return detail::bf16_to_f32(bits); }
   static INGOT_FN bfloat from_bits(unsigned short b) {
     bfloat h;
@@ -254,7 +274,6 @@ struct bfloat {
   INGOT_FN constexpr bfloat operator++(int) { bfloat t = *this; *this += 1.0f; return t; }
   INGOT_FN constexpr bfloat operator--(int) { bfloat t = *this; *this -= 1.0f; return t; }
 };
-INGOT_FN constexpr half::half(const bfloat& b) : bits(detail::f32_to_f16(float(b))) {}
 
 static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
 static_assert(sizeof(bfloat) == 2 && alignof(bfloat) == 2, "bfloat layout");
@@ -326,6 +345,9 @@ template <class T, class U> struct is_same : ingot::tt::is_same<T, U> {};
 template <bool B, class T = void> struct enable_if : ingot::tt::enable_if<B, T> {};
 template <bool B, class T = void> using enable_if_t = typename ingot::tt::enable_if<B, T>::type;
 template <class T> struct remove_cv : ingot::tt::remove_cv<T> {};
+// `uniform<T>`: a value the same in every thread; a plain value here.
+template <class T> using uniform = T;
+template <class T> INGOT_FN constexpr T make_uniform(T v) { return v; }
 // Address spaces are gone after translation: removing one is the identity (MLX's steel).
 template <class T> struct remove_addrspace {
   typedef T type;

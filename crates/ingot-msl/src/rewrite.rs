@@ -302,7 +302,16 @@ fn translate_expanded(
         joined: vec![false; toks.len()],
         prefix: HashMap::new(),
         tg_id: 0,
+        user_aliases: HashSet::new(),
     };
+    rw.user_aliases = (0..toks.len())
+        .filter(|&i| {
+            toks[i].kind == TokenKind::Ident
+                && is_vector_type_name(rw.txt(i))
+                && rw.declares_alias(i)
+        })
+        .map(|i| rw.txt(i))
+        .collect();
     let values = rw.constant_values()?;
     for e in &mut module.entry_points {
         for p in &mut e.params {
@@ -474,6 +483,9 @@ struct Rewriter<'a> {
     prefix: HashMap<usize, String>,
     /// Next ID for `ingot::cpu::tg_var`.
     tg_id: u32,
+    /// Vector/matrix names the file declares itself (`typedef matrix<bfloat, 4, 4>
+    /// bfloat4x4;`): the user's everywhere, wrappers' template arguments included.
+    user_aliases: HashSet<&'a str>,
 }
 
 impl<'a> Rewriter<'a> {
@@ -1185,7 +1197,13 @@ impl<'a> Rewriter<'a> {
         for (k, w) in words.iter().enumerate() {
             let after_scope = k > 0 && words[k - 1] == "::";
             match *w {
-                _ if !after_scope && is_vector_type_name(w) => out.push(format!("metal::{w}")),
+                _ if !after_scope
+                    && is_vector_type_name(w)
+                    && !self.user_aliases.contains(w)
+                    && !self.syn.classes.contains_key(*w) =>
+                {
+                    out.push(format!("metal::{w}"))
+                }
                 "device" | "thread" | "threadgroup" => {}
                 "constant" => {
                     let adj =
@@ -1272,16 +1290,7 @@ impl<'a> Rewriter<'a> {
     fn tokens(&mut self, values: &HashMap<String, String>) -> Result<()> {
         let _ = values;
         let renames = self.math_renames();
-        // Vector/matrix names the file declares itself (`typedef matrix<bfloat, 4, 4>
-        // bfloat4x4;`) are the user's, everywhere.
-        let user_aliases: HashSet<&str> = (0..self.toks.len())
-            .filter(|&i| {
-                self.toks[i].kind == TokenKind::Ident
-                    && is_vector_type_name(self.txt(i))
-                    && self.declares_alias(i)
-            })
-            .map(|i| self.txt(i))
-            .collect();
+        let user_aliases = self.user_aliases.clone();
         let n = self.toks.len();
         let mut i = 0;
         while i < n {

@@ -555,10 +555,31 @@ kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]]
   ScaleOp<half> op;
   NoMask nm;
   op.scale = nm;
+  if (!nm) { y[i] = 0.0f; }
   y[i] = float(h) + float(half(b)) + fd(x[i], 2.0f) + float(fd(int(i), 3)) + n + float(op.scale);
 }
 "#;
     assert_eq!(names(src), ["k"]);
     both(src);
     cpu_compiles("mlx_kernel_headers", src);
+}
+
+#[test]
+fn user_matrix_typedef_as_an_instantiation_argument() {
+    // candle quantized: `typedef matrix<bfloat, 4, 4> bfloat4x4;` then
+    // `kernel_mul_mm<bfloat, bfloat4x4, ...>`: the wrapper names the user's type, not metal's.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef matrix<bfloat, 4, 4> bfloat4x4;
+template <typename T, typename T4x4>
+kernel void mm(device const T4x4* a [[buffer(0)]], device float* y [[buffer(1)]],
+               uint i [[thread_position_in_grid]]) {
+    y[i] = float(a[i][0][0]) + float(T(1));
+}
+template [[host_name("mm_bf16")]] kernel void mm<bfloat, bfloat4x4>(device const bfloat4x4*, device float*, uint);
+"#;
+    assert_eq!(names(src), ["mm_bf16"]);
+    both(src);
+    cpu_compiles("user_matrix_typedef", src);
 }

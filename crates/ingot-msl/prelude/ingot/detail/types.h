@@ -286,7 +286,9 @@ typedef bfloat bfloat16_t;
 #define INGOT_H16_OPS(H)                                                                        \
   INGOT_FN constexpr H operator+(H a) { return a; }                                             \
   INGOT_FN constexpr H operator-(H a) { return H(raw_bits_t{}, (unsigned short)(a.bits ^ 0x8000u)); } \
-  INGOT_FN constexpr bool operator!(H a) { return !float(a); }                                            \
+  /* a template: a class converting to bool (MLX's _NoMask) keeps the built-in `!` */   \
+  template <class X, INGOT_REQ(ingot::tt::is_same<X, H>::value)>                          \
+  INGOT_FN constexpr bool operator!(X a) { return !float(a); }                            \
   INGOT_H16_BIN(H, +)                                                                           \
   INGOT_H16_BIN(H, -)                                                                           \
   INGOT_H16_BIN(H, *)                                                                           \

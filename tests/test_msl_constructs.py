@@ -304,3 +304,36 @@ def test_quantized_block_with_anonymous_struct():
     q[:, 1::2] = qs >> 4
     want = m.astype(np.float64)[:, None] + d.astype(np.float64)[:, None] * q
     np.testing.assert_allclose(host(y).reshape(nb, 8), want, rtol=1e-6, atol=1e-6)
+
+
+BROADCASTS = r"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void broadcasts(device const float4* x [[buffer(0)]], device float4* r [[buffer(1)]],
+                       device uint4* u [[buffer(2)]], device half4* h [[buffer(3)]],
+                       uint i [[thread_position_in_grid]]) {
+    r[i] = fmax(0, x[i]) + fmin(1, x[i].x);   // integer first argument: the other's type
+    uint4 k = {i, i + 1u, i ^ 0x1BD11BDAu};    // fewer elements: the rest are zero
+    u[i] = k;
+    half4 z = 0;                                // a scalar broadcasts to half4
+    h[i] = (i & 1) ? half4(x[i]) : z;
+}
+"""
+
+
+def test_scalar_broadcasts_and_short_brace_initialisers():
+    k = build(BROADCASTS)["broadcasts"]
+    n = 129
+    x = RNG.uniform(-3, 3, (n, 4)).astype(np.float32)
+    r = poison(n * 4, np.float32)
+    u = poison(n * 4, np.uint32)
+    h = poison(n * 4, np.float16)
+    k(dev(x.ravel()), r, u, h, grid=n)
+    x64 = x.astype(np.float64)
+    want = np.maximum(x64, 0) + np.minimum(1.0, x64[:, :1])
+    np.testing.assert_allclose(host(r).reshape(n, 4), want, rtol=1e-6, atol=1e-6)
+    i = np.arange(n, dtype=np.uint32)
+    want_u = np.stack([i, i + 1, i ^ np.uint32(0x1BD11BDA), np.zeros_like(i)], axis=1)
+    np.testing.assert_array_equal(host(u).reshape(n, 4), want_u)
+    want_h = np.where((i & 1)[:, None].astype(bool), x.astype(np.float16), np.float16(0))
+    np.testing.assert_array_equal(host(h).reshape(n, 4), want_h)

@@ -8,6 +8,8 @@ use crate::lexer::{Token, TokenKind};
 /// The rewriter's state a late pass reads and extends.
 pub(crate) struct Edit<'r> {
     pub src: &'r str,
+    /// Per token: the scope it is in.
+    pub ctx: &'r [crate::syntax::Ctx],
     pub toks: &'r [Token],
     pub repl: &'r mut [Option<String>],
     pub joined: &'r [bool],

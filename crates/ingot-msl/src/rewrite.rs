@@ -303,7 +303,16 @@ fn translate_expanded(
         prefix: HashMap::new(),
         removed: Vec::new(),
         tg_id: 0,
+        user_aliases: HashSet::new(),
     };
+    rw.user_aliases = (0..toks.len())
+        .filter(|&i| {
+            toks[i].kind == TokenKind::Ident
+                && is_vector_type_name(rw.txt(i))
+                && rw.declares_alias(i)
+        })
+        .map(|i| rw.txt(i))
+        .collect();
     let values = rw.constant_values()?;
     for e in &mut module.entry_points {
         for p in &mut e.params {
@@ -352,6 +361,7 @@ fn translate_expanded(
     }
     let mut late = crate::edit::Edit {
         src: rw.src,
+        ctx: &syn.ctx,
         toks: rw.toks,
         repl: &mut rw.repl,
         joined: &rw.joined,
@@ -380,7 +390,14 @@ fn translate_expanded(
         };
         let lines = text.rfind("#line 1 ").unwrap_or(text.len());
         let mut fwd = String::new();
-        for n in renamed.into_iter().filter(|n| !NOT_IN_METAL.contains(n)) {
+        // C's float variants (`expm1f`, MLX's unary ops) are not Metal's either.
+        let in_metal = |n: &str| {
+            !NOT_IN_METAL.contains(&n)
+                && !n
+                    .strip_suffix('f')
+                    .is_some_and(|b| GLOBAL_MATH_NAMES.contains(&b))
+        };
+        for n in renamed.into_iter().filter(|n| in_metal(n)) {
             fwd.push_str(&format!(
                 "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(metal::{n}(a...)) {{ return metal::{n}(a...); }}\n"
             ));
@@ -470,6 +487,9 @@ struct Rewriter<'a> {
     removed: Vec<(usize, usize)>,
     /// Next ID for `ingot::cpu::tg_var`.
     tg_id: u32,
+    /// Vector/matrix names the file declares itself (`typedef matrix<bfloat, 4, 4>
+    /// bfloat4x4;`): the user's everywhere, wrappers' template arguments included.
+    user_aliases: HashSet<&'a str>,
 }
 
 impl<'a> Rewriter<'a> {
@@ -1182,7 +1202,13 @@ impl<'a> Rewriter<'a> {
         for (k, w) in words.iter().enumerate() {
             let after_scope = k > 0 && words[k - 1] == "::";
             match *w {
-                _ if !after_scope && is_vector_type_name(w) => out.push(format!("metal::{w}")),
+                _ if !after_scope
+                    && is_vector_type_name(w)
+                    && !self.user_aliases.contains(w)
+                    && !self.syn.classes.contains_key(*w) =>
+                {
+                    out.push(format!("metal::{w}"))
+                }
                 "device" | "thread" | "threadgroup" => {}
                 "constant" => {
                     let adj =
@@ -1269,16 +1295,7 @@ impl<'a> Rewriter<'a> {
     fn tokens(&mut self, values: &HashMap<String, String>) -> Result<()> {
         let _ = values;
         let renames = self.math_renames();
-        // Vector/matrix names the file declares itself (`typedef matrix<bfloat, 4, 4>
-        // bfloat4x4;`) are the user's, everywhere.
-        let user_aliases: HashSet<&str> = (0..self.toks.len())
-            .filter(|&i| {
-                self.toks[i].kind == TokenKind::Ident
-                    && is_vector_type_name(self.txt(i))
-                    && self.declares_alias(i)
-            })
-            .map(|i| self.txt(i))
-            .collect();
+        let user_aliases = self.user_aliases.clone();
         let n = self.toks.len();
         let mut i = 0;
         while i < n {
@@ -1331,6 +1348,23 @@ impl<'a> Rewriter<'a> {
                                 }
                                 self.set_range(i, end, "");
                                 i = end + 1;
+                                continue;
+                            }
+                            // `template <> R operator()(complex64_t x, ...)` inside a class
+                            // (MLX binary_ops.h): g++ has no explicit specialisation at class
+                            // scope; the non-template overload it becomes is chosen for the
+                            // same exact-match calls.
+                            "template"
+                                if self.syn.ctx.get(i) == Some(&Ctx::Class)
+                                    && self.is(i + 1, "<")
+                                    && self.is(i + 2, ">")
+                                    && !matches!(
+                                        self.txt(i + 3),
+                                        "struct" | "class" | "union" | "template"
+                                    ) =>
+                            {
+                                self.set_range(i, i + 2, "");
+                                i += 3;
                                 continue;
                             }
                             "kernel" if self.syn.ctx.get(i) == Some(&Ctx::Namespace) => {
@@ -1573,7 +1607,20 @@ impl<'a> Rewriter<'a> {
             k -= 1;
             prev_const |= self.is(k, "const");
         }
-        if ctx == Some(Ctx::Namespace) && at_stmt_start && !self.declares_function(i) {
+        // `constant constexpr const float S<6>::table[8][8];`: the out-of-class definition of
+        // a static member keeps the member's storage (no `static`, no `__device__`).
+        let member_definition = {
+            let n = self.toks.len();
+            let end = (i + 1..n)
+                .find(|&k| matches!(self.txt(k), "[" | "=" | ";" | "{" | "("))
+                .unwrap_or(n);
+            end >= 2 && self.is(end - 2, "::")
+        };
+        if ctx == Some(Ctx::Namespace)
+            && at_stmt_start
+            && !member_definition
+            && !self.declares_function(i)
+        {
             // INGOT_PROGRAM_CONSTANT brings its own storage class and `const`: drop the user's
             // `static` and `const` around `constant` (`constexpr` stays).
             self.set(i, "INGOT_PROGRAM_CONSTANT");
@@ -1648,6 +1695,29 @@ impl<'a> Rewriter<'a> {
         }
         if self.opts.target == Target::Cuda {
             self.set(i, "__shared__");
+            // `threadgroup float buf[32] = {0};` (MLX): CUDA refuses an initialiser on shared
+            // memory; Metal does not run it either, and the CPU form drops it too.
+            let n = self.toks.len();
+            let mut depth = 0i32;
+            let mut init: Option<usize> = None;
+            let mut k = i + 1;
+            while k < n {
+                match self.txt(k) {
+                    "<" | "(" | "[" | "{" => depth += 1,
+                    ">" | ")" | "]" | "}" => depth -= 1,
+                    "=" if depth == 0 => init = Some(k),
+                    "," | ";" if depth == 0 => {
+                        if let Some(a) = init.take() {
+                            self.set_range(a, k - 1, "");
+                        }
+                        if self.is(k, ";") {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
             return Ok(());
         }
         // CPU: `threadgroup T a[N], b;` -> `T (&a)[N] = ingot::cpu::tg_var<T[N], ID>(); ...`

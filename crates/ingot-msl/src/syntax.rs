@@ -552,6 +552,16 @@ impl<'a> Walker<'a> {
             if depth == 0 && !in_default && self.kind(k) == Some(TokenKind::Ident) {
                 last_ident = Some(t);
             }
+            // A function-pointer parameter names itself inside parentheses:
+            // `void (*dequantize)(device const B*, short, thread float4x4&)`.
+            if depth == 1
+                && !in_default
+                && self.kind(k) == Some(TokenKind::Ident)
+                && matches!(self.txt(k - 1), "*" | "&")
+                && self.txt(k - 2) == "("
+            {
+                last_ident = Some(t);
+            }
         }
         if let Some(n) = last_ident {
             names.push(n.to_string());

@@ -11,7 +11,8 @@
 //! itself (lvalues stay lvalues, `void` stays `void`) except for the half/bfloat mixes above,
 //! so every conditional C++ already accepted keeps its meaning.
 //!
-//! Operands are found on the token stream. The second operand ends at the matching `:`; the
+//! Only conditionals in function bodies are rewritten. Operands are found on the token
+//! stream. The second operand ends at the matching `:`; the
 //! third at the first `,` `;` `)` `]` `}` or unmatched `:` outside brackets. A `<` or `>` there
 //! may close a template argument list the conditional sits in (`A<c ? 1 : 2>`), so a third
 //! operand with an angle bracket the scan cannot place (`static_cast<T>(...)` pairs, a
@@ -39,6 +40,12 @@ impl Edit<'_> {
     pub(crate) fn ternaries(&mut self) {
         let qs: Vec<usize> = (0..self.toks.len()).filter(|&i| self.is(i, "?")).collect();
         for &q in qs.iter().rev() {
+            // Only in function bodies: a conditional in a class or namespace scope constant is
+            // left alone (g++ 12 crashes on `decltype` of a template parameter in a static
+            // member's initialiser, MLX's steel loaders), and mixes half there are rare.
+            if self.ctx.get(q) != Some(&crate::syntax::Ctx::Body) {
+                continue;
+            }
             if let Some((colon, end)) = self.operands(q) {
                 self.conditional(q + 1, colon - 1, colon + 1, end);
             }

@@ -16,15 +16,16 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn write_src() -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("ingot-msl-cli-{}.metal", std::process::id()));
+/// Writes SRC to a file of the test's own (tests run in parallel threads of one process).
+fn write_src(test: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("ingot-msl-cli-{test}-{}.metal", std::process::id()));
     std::fs::write(&p, SRC).unwrap();
     p
 }
 
 #[test]
 fn translate_and_reflect() {
-    let p = write_src();
+    let p = write_src("translate");
     let f = p.to_str().unwrap();
     let (ok, out, err) = run(&[
         "translate",
@@ -53,7 +54,7 @@ fn translate_and_reflect() {
 
 #[test]
 fn errors_are_reported() {
-    let p = write_src();
+    let p = write_src("errors");
     let f = p.to_str().unwrap();
     // A constant used only as a gate needs no value: the gated argument is left out.
     let (ok, out, err) = run(&["translate", f, "--target", "cpu"]);

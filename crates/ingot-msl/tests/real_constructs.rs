@@ -420,3 +420,166 @@ kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]])
     both(src);
     cpu_compiles("specialisations", src);
 }
+
+#[test]
+fn function_pointer_template_parameters() {
+    // candle/ggml `kernel_get_rows_q<block_q, nl, dequantize_func>`: the third template
+    // parameter is named inside `(*...)`; `void` in the kernel's own parameters is not it.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename type4x4>
+void deq(device const float* xb, short il, thread type4x4 & reg) { reg[0][0] = xb[il]; }
+template<typename block_q, short nl, void (*dequantize_func)(device const block_q *, short, thread float4x4 &)>
+kernel void get_rows(device const void* src [[buffer(0)]], device float* dst [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+  float4x4 r;
+  dequantize_func((device const block_q*)src, short(i % 4), r);
+  dst[i] = r[0][0] * nl;
+}
+typedef decltype(get_rows<float, 2, deq>) get_rows_t;
+template [[host_name("get_rows_f")]] kernel get_rows_t get_rows<float, 2, deq>;
+"#;
+    assert_eq!(names(src), ["get_rows_f"]);
+    let m = reflect(src).unwrap();
+    assert_eq!(m.entry_points[0].params[0].pointee, "void");
+    both(src);
+    cpu_compiles("fn_pointer_param", src);
+}
+
+#[test]
+fn scalar_arguments_meet_vectors_and_16_bit_types() {
+    // ggml: `fmax(0, x)` on float and float4, `c ? slope*half4 : 0.0f`, `half4 v = 0;`,
+    // `float4(packed_char4)`, `MAXHALF`.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> T relu6(T x) { return (T) (x * fmax(0, fmin(1, x/6 + 0.5))); }
+kernel void k(device const float4* x [[buffer(0)]], device const half4* m [[buffer(1)]],
+              threadgroup half4* sq [[threadgroup(0)]], device float4* y [[buffer(2)]],
+              device const packed_char4* q [[buffer(3)]], constant float& slope [[buffer(4)]],
+              uint i [[thread_position_in_grid]]) {
+    float4 lmax = fmax(0, x[i]);
+    float s = fmax(0, x[i].x) + relu6(x[i].y) + float(MAXHALF) * 0.0f;
+    device const half4* pm = (i & 1) ? m : nullptr;
+    lmax = fmax(lmax, x[i]*slope + (float4)((pm ? slope*pm[i] : 0.0f)));
+    sq[i % 4] = 0;
+    half4 hz = 0.5f;
+    const packed_char4 p = q[i];
+    y[i] = lmax + s + float4(sq[0]) + float4(hz) + fmin(x[i], 1) + float4(p);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("scalar_meets_vector", src);
+}
+
+#[test]
+fn mlx_common_header_forms_compile() {
+    // MLX: bfloat overloads added to namespace metal must not hide metal's own `log`; simd
+    // bitwise reductions compiled on float bits; `uint4 k = {a, b, c}` zero-fills; a
+    // threadgroup array with an initialiser; `remove_addrspace_t`; the out-of-class definition
+    // of a constant static member; `G * g` on simdgroup matrices.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef bfloat bfloat16_t;
+namespace metal {
+METAL_FUNC bfloat16_t log(bfloat16_t x) { return static_cast<bfloat16_t>(metal::log(static_cast<float>(x))); }
+METAL_FUNC bfloat16_t simd_xor(bfloat16_t x) { return static_cast<bfloat16_t>(__metal_simd_xor(static_cast<float>(x))); }
+}
+inline float my_log1p(float x) { float xp1 = 1.0f + x; return x * (metal::log(xp1) / (xp1 - 1.0f)); }
+template <int M> struct Wino {};
+template <> struct Wino<6> {
+  static constexpr constant float wt[2][2] = {{1.0f, 2.0f}, {3.0f, 4.0f}};
+};
+constant constexpr const float Wino<6>::wt[2][2];
+kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+              device uint4* u [[buffer(2)]], device const uint2* key [[buffer(3)]],
+              uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup float buf[32] = {0};
+    buf[lane] = x[i];
+    uint2 kk = key[i];
+    uint4 ks = {kk.x, kk.y, kk.x ^ kk.y ^ 0x1BD11BDA};
+    float4 a = float4(1, 2, 3, 4);
+    float4 b = float4(a.xy, 0, 1) + float4(a.xy, a.zw) + float4(a.xyz, 1) + float4(2, a.yzw);
+    remove_addrspace_t<device const float*> p = x;
+    simdgroup_float8x8 G, g;
+    simdgroup_load(G, x);
+    simdgroup_load(g, x + 64);
+    simdgroup_float8x8 o = (G * g) * G;
+    simdgroup_store(o, y);
+    y[i] += my_log1p(p[i]) + float(metal::log(bfloat16_t(2.0f))) + Wino<6>::wt[1][1] + b.x
+          + float(simd_xor(bfloat16_t(buf[lane])));
+    u[i] = ks;
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("mlx_headers", src);
+}
+
+#[test]
+fn mlx_kernel_header_forms_compile() {
+    // MLX: a member's explicit specialisation inside its class (binary_ops.h), `uniform<T>`
+    // and `make_uniform` (gemv.h), a class converting to both float and bfloat cast to half
+    // (fp8.h), a class with only `operator bool` assigned to a half (steel_gemm_masked.h).
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef bfloat bfloat16_t;
+struct fp8 {
+  uint8_t bits;
+  fp8(float x) thread { bits = uint8_t(x); }
+  operator bfloat16_t() thread { return bfloat16_t(float(bits)); }
+  operator float() thread { return float(bits); }
+};
+struct FloorDivide {
+  template <typename T> T operator()(T x, T y) thread { return floor(x / y); }
+  template <> int operator()(int x, int y) thread { return x / y; }
+};
+struct NoMask {
+  char x;
+  constexpr METAL_FUNC operator bool() thread { return true; }
+  constexpr METAL_FUNC operator bool() const device { return true; }
+};
+template <typename T> struct ScaleOp { T scale; };
+kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  uint8_t s = uint8_t(i);
+  half h = half(*(thread fp8*)(&s));
+  bfloat b = bfloat(h);
+  constexpr const uniform<int> stride = make_uniform(4);
+  const uniform<int> n = make_uniform(int(i)) / stride;
+  FloorDivide fd;
+  ScaleOp<half> op;
+  NoMask nm;
+  op.scale = nm;
+  if (!nm) { y[i] = 0.0f; }
+  y[i] = float(h) + float(half(b)) + fd(x[i], 2.0f) + float(fd(int(i), 3)) + n + float(op.scale);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("mlx_kernel_headers", src);
+}
+
+#[test]
+fn user_matrix_typedef_as_an_instantiation_argument() {
+    // candle quantized: `typedef matrix<bfloat, 4, 4> bfloat4x4;` then
+    // `kernel_mul_mm<bfloat, bfloat4x4, ...>`: the wrapper names the user's type, not metal's.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef matrix<bfloat, 4, 4> bfloat4x4;
+template <typename T, typename T4x4>
+kernel void mm(device const T4x4* a [[buffer(0)]], device float* y [[buffer(1)]],
+               uint i [[thread_position_in_grid]]) {
+    y[i] = float(a[i][0][0]) + float(T(1));
+}
+template [[host_name("mm_bf16")]] kernel void mm<bfloat, bfloat4x4>(device const bfloat4x4*, device float*, uint);
+"#;
+    assert_eq!(names(src), ["mm_bf16"]);
+    both(src);
+    cpu_compiles("user_matrix_typedef", src);
+}

@@ -29,6 +29,17 @@
 #define HALF_EPSILON (::metal::half(::metal::raw_bits_t{}, 0x1400))
 #define HALF_DIG 3
 #define HALF_MANT_DIG 11
+#define HALF_MAX_EXP 16
+#define HALF_MIN_EXP (-13)
+#define HALF_MAX_10_EXP 4
+#define HALF_MIN_10_EXP (-4)
+#define HALF_RADIX 2
+#define MAXHALF (::metal::half(::metal::raw_bits_t{}, 0x7bff))
+#define HUGE_VALH (::metal::half(::metal::raw_bits_t{}, 0x7c00))
+#ifndef FLT_MAX_10_EXP
+#define FLT_MAX_10_EXP 38
+#define FLT_MIN_10_EXP (-37)
+#endif
 #define BFLOAT_MAX (::metal::bfloat(::metal::raw_bits_t{}, 0x7f7f))
 #define BFLOAT_MIN (::metal::bfloat(::metal::raw_bits_t{}, 0x0080))
 #define BFLOAT_EPSILON (::metal::bfloat(::metal::raw_bits_t{}, 0x3c00))
@@ -337,11 +348,22 @@ INGOT_EXACT1(rint, m_rint)
 INGOT_EXACT1(trunc, m_trunc)
 INGOT_EXACT1(fabs, m_fabs)
 #undef INGOT_EXACT1
+// An integer first argument takes the second's type, as Metal's overloads do (ggml's
+// `fmax(0, x)` with x float or float4).
 #define INGOT_EXACT2(name, impl)                                                     \
   template <class T, INGOT_FP(T)> INGOT_FN T name(T x, INGOT_ND(T) y) {              \
     return T(detail::impl(INGOT_W(T)(x), INGOT_W(T)(y)));                            \
   }                                                                                  \
-  INGOT_VEC2(name)
+  template <class I, class T, INGOT_REQ(::ingot::tt::is_integral<I>::value &&        \
+                                        ::metal::is_floating_point<T>::value)>       \
+  INGOT_FN T name(I x, T y) {                                                        \
+    return name(T(x), y);                                                            \
+  }                                                                                  \
+  INGOT_VEC2(name)                                                                   \
+  template <class S, class T, int N, INGOT_REQ(::metal::is_scalar<S>::value)>        \
+  INGOT_FN vec<T, N> name(S x, const vec<T, N>& y) {                                 \
+    return name(vec<T, N>(T(x)), y);                                                 \
+  }
 INGOT_EXACT2(fmin, m_fmin)
 INGOT_EXACT2(fmax, m_fmax)
 INGOT_EXACT2(fmod, m_fmod)
@@ -606,11 +628,31 @@ template <class T, int N> INGOT_FN vec<T, N> sincos(const vec<T, N>& x, vec<T, N
 #undef INGOT_MODE2
 #undef INGOT_MATH_COMMON_NAMES
 
+// The default mode's functions are declared in `metal` itself (using-declarations, not a
+// using-directive): a library that adds its own overloads to namespace metal (MLX's
+// bf16_math.h: `metal::log(bfloat16_t)`) must not hide them from `metal::log(x)`.
 #if INGOT_FAST_MATH
-using namespace fast;
+#define INGOT_MODE fast
 #else
-using namespace precise;
+#define INGOT_MODE precise
 #endif
+#define INGOT_MODE_NAMES \
+  using INGOT_MODE::sin; using INGOT_MODE::cos; using INGOT_MODE::tan; using INGOT_MODE::asin; \
+  using INGOT_MODE::acos; using INGOT_MODE::atan; using INGOT_MODE::sinh; using INGOT_MODE::cosh; \
+  using INGOT_MODE::tanh; using INGOT_MODE::asinh; using INGOT_MODE::acosh; \
+  using INGOT_MODE::atanh; using INGOT_MODE::exp; using INGOT_MODE::exp2; \
+  using INGOT_MODE::exp10; using INGOT_MODE::expm1; using INGOT_MODE::log; \
+  using INGOT_MODE::log2; using INGOT_MODE::log10; using INGOT_MODE::log1p; \
+  using INGOT_MODE::sqrt; using INGOT_MODE::rsqrt; using INGOT_MODE::cbrt; using INGOT_MODE::erf; \
+  using INGOT_MODE::erfc; using INGOT_MODE::lgamma; using INGOT_MODE::tgamma; \
+  using INGOT_MODE::sinpi; using INGOT_MODE::cospi; using INGOT_MODE::tanpi; \
+  using INGOT_MODE::pow; using INGOT_MODE::powr; using INGOT_MODE::atan2; \
+  using INGOT_MODE::hypot; using INGOT_MODE::divide; using INGOT_MODE::asinpi; \
+  using INGOT_MODE::acospi; using INGOT_MODE::atanpi; using INGOT_MODE::atan2pi; \
+  using INGOT_MODE::sincos;
+INGOT_MODE_NAMES
+#undef INGOT_MODE_NAMES
+#undef INGOT_MODE
 
 // ----- geometric -----
 template <class T, int N> INGOT_FN T dot(const vec<T, N>& a, const vec<T, N>& b) {

@@ -59,9 +59,28 @@ template <class T> struct op_sum { INGOT_FN static T apply(const T& a, const T& 
 template <class T> struct op_product { INGOT_FN static T apply(const T& a, const T& b) { return T(a * b); } };
 template <class T> struct op_min { INGOT_FN static T apply(const T& a, const T& b) { return min(a, b); } };
 template <class T> struct op_max { INGOT_FN static T apply(const T& a, const T& b) { return max(a, b); } };
-template <class T> struct op_and { INGOT_FN static T apply(const T& a, const T& b) { return T(a & b); } };
-template <class T> struct op_or { INGOT_FN static T apply(const T& a, const T& b) { return T(a | b); } };
-template <class T> struct op_xor { INGOT_FN static T apply(const T& a, const T& b) { return T(a ^ b); } };
+// The bitwise reductions on a floating-point type work on its bits (MLX's bf16_math.h compiles
+// `__metal_simd_xor(float)` in a bfloat overload).
+template <class T> struct bits_of { typedef T type; };
+template <> struct bits_of<float> { typedef unsigned int type; };
+template <> struct bits_of<double> { typedef unsigned long long type; };
+template <> struct bits_of<half> { typedef unsigned short type; };
+template <> struct bits_of<bfloat> { typedef unsigned short type; };
+#define INGOT_BIT_OP(name, op)                                                                \
+  template <class T> struct name {                                                            \
+    INGOT_FN static T apply(const T& a, const T& b) {                                         \
+      if constexpr (is_floating_point<T>::value) {                                            \
+        typedef typename bits_of<T>::type U;                                                  \
+        return bitcast<T>(U(bitcast<U>(a) op bitcast<U>(b)));                                 \
+      } else {                                                                                \
+        return T(a op b);                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  };
+INGOT_BIT_OP(op_and, &)
+INGOT_BIT_OP(op_or, |)
+INGOT_BIT_OP(op_xor, ^)
+#undef INGOT_BIT_OP
 
 #if defined(INGOT_TARGET_CUDA)
 INGOT_FN unsigned int lane_id() {

@@ -103,6 +103,15 @@ INGOT_SITE_FN void simdgroup_multiply(simdgroup_matrix<T, 8, 8>& d, const simdgr
   simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, 8, 8>(T(0)));
 }
 
+// `G * g` on simdgroup matrices (MLX's Winograd transform): the matrix product.
+template <class T>
+INGOT_SITE_FN simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8>& a,
+                                                  const simdgroup_matrix<T, 8, 8>& b) {
+  simdgroup_matrix<T, 8, 8> d;
+  simdgroup_multiply(d, a, b);
+  return d;
+}
+
 }  // namespace metal
 
 using metal::simdgroup_bfloat8x8;

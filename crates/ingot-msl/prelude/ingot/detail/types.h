@@ -62,6 +62,18 @@ template <> struct make_unsigned<int> { typedef unsigned int type; };
 template <> struct make_unsigned<long> { typedef unsigned long type; };
 template <> struct make_unsigned<long long> { typedef unsigned long long type; };
 template <class T> T&& declval();
+// A class (not half/bfloat, see below) that converts to float: Metal converts it to half too
+// (MLX's `_NoMask` through its `operator bool`, fp8 types through `operator float`).
+template <class T> struct is_class_ {
+  template <class U> static constexpr bool test(int U::*) { return true; }
+  template <class U> static constexpr bool test(...) { return false; }
+  static constexpr bool value = test<T>(nullptr);
+};
+template <class T, class = void> struct to_float_ { static constexpr bool value = false; };
+template <class T>
+struct to_float_<T, decltype((void)static_cast<float>(declval<T&>()))> {
+  static constexpr bool value = true;
+};
 }  // namespace tt
 }  // namespace ingot
 
@@ -218,7 +230,14 @@ struct half {
   template <class T, INGOT_REQ(ingot::tt::is_integral<T>::value ||
                                ingot::tt::is_same<T, double>::value)>
   INGOT_FN constexpr half(T v) : bits(detail::f32_to_f16((float)v)) {}
-  INGOT_FN constexpr explicit half(const bfloat& b);
+  template <class T, class D = typename ingot::tt::remove_cv<typename ingot::tt::remove_reference<T>::type>::type,
+            INGOT_REQ(ingot::tt::is_class_<D>::value && !ingot::tt::is_same<D, half>::value &&
+                      !ingot::tt::is_same<D, bfloat>::value && ingot::tt::to_float_<D>::value)>
+  INGOT_FN constexpr half(T&& v) : bits(detail::f32_to_f16(static_cast<float>(v))) {}
+  // A template, so a class converting to both float and bfloat (MLX's fp8 types) takes the
+  // float constructor instead of an ambiguity.
+  template <class B, INGOT_REQ(ingot::tt::is_same<B, bfloat>::value)>
+  INGOT_FN constexpr explicit half(const B& b) : bits(detail::f32_to_f16(float(b))) {}
   INGOT_FN constexpr operator float() const { return detail::f16_to_f32(bits); }
   static INGOT_FN half from_bits(unsigned short b) {
     half h;
@@ -247,7 +266,8 @@ struct bfloat {
   INGOT_FN constexpr bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
   template <class T, INGOT_REQ(ingot::tt::is_same<T, double>::value)>
   INGOT_FN constexpr explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
-  INGOT_FN constexpr explicit bfloat(half h) : bits(detail::f32_to_bf16(float(h))) {}
+  template <class H, INGOT_REQ(ingot::tt::is_same<H, half>::value)>
+  INGOT_FN constexpr explicit bfloat(const H& h) : bits(detail::f32_to_bf16(float(h))) {}
   INGOT_FN constexpr operator float() const { return detail::bf16_to_f32(bits); }
   static INGOT_FN bfloat from_bits(unsigned short b) {
     bfloat h;
@@ -263,7 +283,6 @@ struct bfloat {
   INGOT_FN constexpr bfloat operator++(int) { bfloat t = *this; *this += 1.0f; return t; }
   INGOT_FN constexpr bfloat operator--(int) { bfloat t = *this; *this -= 1.0f; return t; }
 };
-INGOT_FN constexpr half::half(const bfloat& b) : bits(detail::f32_to_f16(float(b))) {}
 
 static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
 static_assert(sizeof(bfloat) == 2 && alignof(bfloat) == 2, "bfloat layout");
@@ -276,7 +295,9 @@ typedef bfloat bfloat16_t;
 #define INGOT_H16_OPS(H)                                                                        \
   INGOT_FN constexpr H operator+(H a) { return a; }                                             \
   INGOT_FN constexpr H operator-(H a) { return H(raw_bits_t{}, (unsigned short)(a.bits ^ 0x8000u)); } \
-  INGOT_FN constexpr bool operator!(H a) { return !float(a); }                                            \
+  /* a template: a class converting to bool (MLX's _NoMask) keeps the built-in `!` */   \
+  template <class X, INGOT_REQ(ingot::tt::is_same<X, H>::value)>                          \
+  INGOT_FN constexpr bool operator!(X a) { return !float(a); }                            \
   INGOT_H16_BIN(H, +)                                                                           \
   INGOT_H16_BIN(H, -)                                                                           \
   INGOT_H16_BIN(H, *)                                                                           \
@@ -335,6 +356,14 @@ template <class T, class U> struct is_same : ingot::tt::is_same<T, U> {};
 template <bool B, class T = void> struct enable_if : ingot::tt::enable_if<B, T> {};
 template <bool B, class T = void> using enable_if_t = typename ingot::tt::enable_if<B, T>::type;
 template <class T> struct remove_cv : ingot::tt::remove_cv<T> {};
+// `uniform<T>`: a value the same in every thread; a plain value here.
+template <class T> using uniform = T;
+template <class T> INGOT_FN constexpr T make_uniform(T v) { return v; }
+// Address spaces are gone after translation: removing one is the identity (MLX's steel).
+template <class T> struct remove_addrspace {
+  typedef T type;
+};
+template <class T> using remove_addrspace_t = T;
 template <class T> using remove_cv_t = typename ingot::tt::remove_cv<T>::type;
 template <class T, class U> constexpr bool is_same_v = ingot::tt::is_same<T, U>::value;
 namespace detail {
@@ -388,17 +417,26 @@ using metal::half;
 // The conditional operator's operand types the translation spells out (see ternary.rs):
 // `tern_t<decltype((x)), decltype((y))>` for operand x against operand y. Metal's arithmetic
 // conversions: half/bfloat against float, double or the other 16-bit type -> float; an integer
-// against half/bfloat -> that type; anything else unchanged (value category kept).
+// against half/bfloat -> that type; a scalar against a vector -> that vector; anything else
+// unchanged (value category kept).
 namespace ingot {
 template <class T> struct tern_bare {
   typedef typename tt::remove_cv<typename tt::remove_reference<T>::type>::type type;
+};
+// Vectors are specialised in vec.h: a scalar against a vector becomes that vector (Metal's
+// `c ? half4(...) : 0.0f`).
+template <class T> struct tern_is_vec {
+  static constexpr bool value = false;
 };
 template <class X, class O> constexpr int tern_kind() {
   return metal::is_half_like<X>::value &&
                  (tt::is_native_float<O>::value ||
                   (metal::is_half_like<O>::value && !tt::is_same<X, O>::value))
              ? 1
-             : (tt::is_integral<X>::value && metal::is_half_like<O>::value ? 2 : 0);
+             : ((tt::is_integral<X>::value && metal::is_half_like<O>::value) ||
+                        (metal::is_scalar<X>::value && tern_is_vec<O>::value)
+                    ? 2
+                    : 0);
 }
 template <class X, class O,
           int K = tern_kind<typename tern_bare<X>::type, typename tern_bare<O>::type>()>

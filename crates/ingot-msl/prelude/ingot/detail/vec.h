@@ -4,6 +4,7 @@
 namespace metal {
 
 template <class T, int N> struct vec;
+template <class T, int N> struct packed_vec;
 
 // Proxy for a writable swizzle (v.xy_ref() = ...); see ABI.md "Swizzles".
 template <class T, int K> struct swizzle_ref {
@@ -50,6 +51,17 @@ template <class T, int K> struct swizzle_ref {
   INGOT_FN explicit vec(const vec<U, N>& o) {                                        \
     for (int i = 0; i < N; ++i) _v[i] = T(o._v[i]);                                  \
   }                                                                                  \
+  /* `half4 v = 0;`: a scalar of another arithmetic type broadcasts (one conversion */ \
+  /* where C++ would need two: int -> half -> half4). */                              \
+  template <class U, INGOT_REQ(::metal::is_half_like<T>::value &&                     \
+                               (ingot::tt::is_integral<U>::value ||                   \
+                                ingot::tt::is_native_float<U>::value))>               \
+  INGOT_FN constexpr vec(U s) : vec(T(s)) {}                                         \
+  /* float4(packed_char4): converts from a packed vector of another type too. */     \
+  template <class U, INGOT_REQ(!ingot::tt::is_same<U, T>::value)>                    \
+  INGOT_FN explicit vec(const packed_vec<U, N>& o) {                                 \
+    for (int i = 0; i < N; ++i) _v[i] = T(o._v[i]);                                  \
+  }                                                                                  \
   INGOT_FN T& operator[](int i) { return _v[i]; }                                    \
   INGOT_FN const T& operator[](int i) const { return _v[i]; }                        \
   INGOT_VEC_CASSIGN(+=, +)                                                           \
@@ -77,6 +89,12 @@ template <class T, int K> struct swizzle_ref {
     return *this;                                                                    \
   }
 
+namespace detail {
+struct vpiece_t {};
+}  // namespace detail
+// A vector piece of a mixed constructor: anything but a scalar that converts to vec<T, M>.
+#define INGOT_VPIECE(V, M) \
+  INGOT_REQ(!::metal::is_scalar<V>::value && ::metal::is_convertible<V, vec<T, M>>::value)
 template <class T> struct alignas(2 * sizeof(T)) vec<T, 2> {
   union {
     T _v[2];
@@ -100,8 +118,16 @@ template <class T> struct alignas(4 * sizeof(T)) vec<T, 3> {
   INGOT_VEC_COMMON(3)
   INGOT_FN constexpr vec(T s) : _v{s, s, s} {}
   INGOT_FN constexpr vec(T a, T b, T c) : _v{a, b, c} {}
-  INGOT_FN constexpr vec(const vec<T, 2>& a, T c) : _v{a._v[0], a._v[1], c} {}
-  INGOT_FN constexpr vec(T a, const vec<T, 2>& b) : _v{a, b._v[0], b._v[1]} {}
+  // Metal's brace initialiser may give fewer elements (`uint4 k = {a, b, c};`): the rest are
+  // zero. The vector pieces of the mixed constructors are templates so a scalar cannot reach
+  // them by the broadcast conversion (that made `{a, b, c}` ambiguous).
+  INGOT_FN constexpr vec(T a, T b) : _v{a, b, T(0)} {}
+  template <class V, INGOT_VPIECE(V, 2)>
+  INGOT_FN constexpr vec(const V& a2, T c) : vec(vec<T, 2>(a2), c, detail::vpiece_t{}) {}
+  template <class V, INGOT_VPIECE(V, 2)>
+  INGOT_FN constexpr vec(T a, const V& b2) : vec(a, vec<T, 2>(b2), detail::vpiece_t{}) {}
+  INGOT_FN constexpr vec(const vec<T, 2>& a, T c, detail::vpiece_t) : _v{a._v[0], a._v[1], c} {}
+  INGOT_FN constexpr vec(T a, const vec<T, 2>& b, detail::vpiece_t) : _v{a, b._v[0], b._v[1]} {}
 #define INGOT_SWZ_N 3
 #include <ingot/detail/swizzle.h>
 #undef INGOT_SWZ_N
@@ -116,12 +142,26 @@ template <class T> struct alignas(4 * sizeof(T)) vec<T, 4> {
   INGOT_VEC_COMMON(4)
   INGOT_FN constexpr vec(T s) : _v{s, s, s, s} {}
   INGOT_FN constexpr vec(T a, T b, T c, T d) : _v{a, b, c, d} {}
-  INGOT_FN constexpr vec(const vec<T, 2>& a, T c, T d) : _v{a._v[0], a._v[1], c, d} {}
-  INGOT_FN constexpr vec(T a, const vec<T, 2>& b, T d) : _v{a, b._v[0], b._v[1], d} {}
-  INGOT_FN constexpr vec(T a, T b, const vec<T, 2>& c) : _v{a, b, c._v[0], c._v[1]} {}
-  INGOT_FN constexpr vec(const vec<T, 2>& a, const vec<T, 2>& b) : _v{a._v[0], a._v[1], b._v[0], b._v[1]} {}
-  INGOT_FN constexpr vec(const vec<T, 3>& a, T d) : _v{a._v[0], a._v[1], a._v[2], d} {}
-  INGOT_FN constexpr vec(T a, const vec<T, 3>& b) : _v{a, b._v[0], b._v[1], b._v[2]} {}
+  INGOT_FN constexpr vec(T a, T b, T c) : _v{a, b, c, T(0)} {}
+  INGOT_FN constexpr vec(T a, T b) : _v{a, b, T(0), T(0)} {}
+  template <class V, INGOT_VPIECE(V, 2)>
+  INGOT_FN constexpr vec(const V& a2, T c, T d) : vec(vec<T, 2>(a2), c, d, detail::vpiece_t{}) {}
+  template <class V, INGOT_VPIECE(V, 2)>
+  INGOT_FN constexpr vec(T a, const V& b2, T d) : vec(a, vec<T, 2>(b2), d, detail::vpiece_t{}) {}
+  template <class V, INGOT_VPIECE(V, 2)>
+  INGOT_FN constexpr vec(T a, T b, const V& c2) : vec(a, b, vec<T, 2>(c2), detail::vpiece_t{}) {}
+  template <class V, class W, INGOT_VPIECE(V, 2), INGOT_VPIECE(W, 2)>
+  INGOT_FN constexpr vec(const V& a2, const W& b2) : vec(vec<T, 2>(a2), vec<T, 2>(b2), detail::vpiece_t{}) {}
+  template <class V, INGOT_VPIECE(V, 3)>
+  INGOT_FN constexpr vec(const V& a3, T d) : vec(vec<T, 3>(a3), d, detail::vpiece_t{}) {}
+  template <class V, INGOT_VPIECE(V, 3)>
+  INGOT_FN constexpr vec(T a, const V& b3) : vec(a, vec<T, 3>(b3), detail::vpiece_t{}) {}
+  INGOT_FN constexpr vec(const vec<T, 2>& a, T c, T d, detail::vpiece_t) : _v{a._v[0], a._v[1], c, d} {}
+  INGOT_FN constexpr vec(T a, const vec<T, 2>& b, T d, detail::vpiece_t) : _v{a, b._v[0], b._v[1], d} {}
+  INGOT_FN constexpr vec(T a, T b, const vec<T, 2>& c, detail::vpiece_t) : _v{a, b, c._v[0], c._v[1]} {}
+  INGOT_FN constexpr vec(const vec<T, 2>& a, const vec<T, 2>& b, detail::vpiece_t) : _v{a._v[0], a._v[1], b._v[0], b._v[1]} {}
+  INGOT_FN constexpr vec(const vec<T, 3>& a, T d, detail::vpiece_t) : _v{a._v[0], a._v[1], a._v[2], d} {}
+  INGOT_FN constexpr vec(T a, const vec<T, 3>& b, detail::vpiece_t) : _v{a, b._v[0], b._v[1], b._v[2]} {}
 #define INGOT_SWZ_N 4
 #include <ingot/detail/swizzle.h>
 #undef INGOT_SWZ_N
@@ -129,6 +169,13 @@ template <class T> struct alignas(4 * sizeof(T)) vec<T, 4> {
 #undef INGOT_VEC_COMMON
 #undef INGOT_VEC_CASSIGN
 
+}  // namespace metal
+namespace ingot {
+template <class T, int N> struct tern_is_vec<metal::vec<T, N>> {
+  static constexpr bool value = true;
+};
+}  // namespace ingot
+namespace metal {
 template <class T> struct is_vector { static constexpr bool value = false; };
 template <class T, int N> struct is_vector<vec<T, N>> { static constexpr bool value = true; };
 template <class T> struct vec_elements { typedef T type; static constexpr int value = 1; };

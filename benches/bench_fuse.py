@@ -137,7 +137,8 @@ def main() -> int:
         ("tanh-GELU f32", lambda x, _y: gelu_ig(x), lambda x, _y: gelu_np(x), (a, b), (an, bn), 8 * n),
     ]
     cols = 4096
-    xb, xbn = a.reshape((n // cols, cols)), an[: (n // cols) * cols].reshape((n // cols, cols))
+    nrows = n // cols
+    xb, xbn = a[: nrows * cols].reshape((nrows, cols)), an[: nrows * cols].reshape((nrows, cols))
     vb = rng.standard_normal(cols, dtype=np.float32)
     cases.append(("exp(x - b) * b + 1 (b: row) f32", bcast_ig, lambda x, y: np.exp(x - y) * y + 1.0,
                   (xb, ig.asarray(vb, device=dev)), (xbn, vb), 8 * n))

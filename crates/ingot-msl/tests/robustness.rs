@@ -60,9 +60,35 @@ fn every_prefix() {
     }
 }
 
+/// The inputs to mutate: the built-in seeds, plus every `.metal` file of the folder named by
+/// `INGOT_MSL_FUZZ_DIR` (long runs over real libraries, kept outside the repository).
+fn seeds() -> Vec<String> {
+    let mut v: Vec<String> = SEEDS.iter().map(|s| s.to_string()).collect();
+    if let Ok(dir) = std::env::var("INGOT_MSL_FUZZ_DIR") {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("INGOT_MSL_FUZZ_DIR={dir}: {e}"))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "metal"))
+            .collect();
+        files.sort();
+        v.extend(files.iter().filter_map(|p| std::fs::read_to_string(p).ok()));
+    }
+    v
+}
+
+/// Random insertions and deletions over the seeds: `INGOT_MSL_MUTATIONS` rounds (600 by
+/// default), from `INGOT_MSL_FUZZ_SEED` (parallel long runs use different seeds).
 #[test]
 fn random_mutations() {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let seed_env: u64 = std::env::var("INGOT_MSL_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut state = 0x2545_f491_4f6c_dd1du64 ^ seed_env.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    if state == 0 {
+        state = 1;
+    }
+    let seeds = seeds();
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
@@ -74,8 +100,7 @@ fn random_mutations() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(600);
     for _ in 0..rounds {
-        let seed = SEEDS[(next() % SEEDS.len() as u64) as usize];
-        let mut s = seed.to_string();
+        let mut s = seeds[(next() % seeds.len() as u64) as usize].clone();
         for _ in 0..(1 + next() % 4) {
             let mut at = (next() % (s.len() as u64 + 1)) as usize;
             while !s.is_char_boundary(at) {

@@ -450,7 +450,7 @@ template [[host_name("get_rows_f")]] kernel get_rows_t get_rows<float, 2, deq>;
 #[test]
 fn scalar_arguments_meet_vectors_and_16_bit_types() {
     // ggml: `fmax(0, x)` on float and float4, `c ? slope*half4 : 0.0f`, `half4 v = 0;`,
-    // `float4(packed_char4)`, `MAXHALF`.
+    // `float4(packed_char4)`, `MAXHALF`; candle: `half4 *= float`, `float4 v = 0.0h`.
     let src = r#"
 #include <metal_stdlib>
 using namespace metal;
@@ -465,8 +465,10 @@ kernel void k(device const float4* x [[buffer(0)]], device const half4* m [[buff
     lmax = fmax(lmax, x[i]*slope + (float4)((pm ? slope*pm[i] : 0.0f)));
     sq[i % 4] = 0;
     half4 hz = 0.5f;
+    hz *= slope;
+    float4 fz = 0.0h;
     const packed_char4 p = q[i];
-    y[i] = lmax + s + float4(sq[0]) + float4(hz) + fmin(x[i], 1) + float4(p);
+    y[i] = lmax + s + float4(sq[0]) + float4(hz) + fmin(x[i], 1) + float4(p) + fz;
 }
 "#;
     assert_eq!(names(src), ["k"]);

@@ -53,9 +53,10 @@ template <class T, int K> struct swizzle_ref {
   }                                                                                  \
   /* `half4 v = 0;`: a scalar of another arithmetic type broadcasts (one conversion */ \
   /* where C++ would need two: int -> half -> half4). */                              \
-  template <class U, INGOT_REQ(::metal::is_half_like<T>::value &&                     \
-                               (ingot::tt::is_integral<U>::value ||                   \
-                                ingot::tt::is_native_float<U>::value))>               \
+  template <class U, INGOT_REQ(::metal::is_scalar<U>::value &&                       \
+                               !ingot::tt::is_same<U, T>::value &&                    \
+                               (::metal::is_half_like<T>::value ||                    \
+                                ::metal::is_half_like<U>::value))>                    \
   INGOT_FN constexpr vec(U s) : vec(T(s)) {}                                         \
   /* float4(packed_char4): converts from a packed vector of another type too. */     \
   template <class U, INGOT_REQ(!ingot::tt::is_same<U, T>::value)>                    \
@@ -85,6 +86,13 @@ template <class T, int K> struct swizzle_ref {
     return *this;                                                                    \
   }                                                                                  \
   INGOT_FN vec& operator cop(const T& s) {                                           \
+    for (int i = 0; i < size; ++i) _v[i] = T(_v[i] op s);                            \
+    return *this;                                                                    \
+  }                                                                                  \
+  /* `half4 *= float`: any other scalar, without a conversion to choose */            \
+  template <class U, INGOT_REQ(::metal::is_scalar<U>::value &&                       \
+                               !ingot::tt::is_same<U, T>::value)>                    \
+  INGOT_FN vec& operator cop(const U& s) {                                           \
     for (int i = 0; i < size; ++i) _v[i] = T(_v[i] op s);                            \
     return *this;                                                                    \
   }

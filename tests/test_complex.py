@@ -363,3 +363,86 @@ def test_numpy_and_dlpack_interop(rng, dtype):
 def test_metal_has_no_complex128():
     with pytest.raises(TypeError, match="complex128"):
         ingot.zeros((2,), dtype=ingot.complex128, device=DEVICE)
+
+
+# The array API standard's special values (C99 Annex G) for every combination of these parts,
+# against NumPy's complex128 results (its C library follows Annex G).
+SPECIAL_PARTS = [0.0, -0.0, 1.5, -1.5, 2.0, np.inf, -np.inf, np.nan]
+SPECIAL_FUNCS = ["sqrt", "sinh", "cosh", "tanh", "tan", "asin", "asinh", "acos", "acosh", "atanh",
+                 "exp", "log", "sign"]
+# NumPy's sign of an infinite complex number is a quotient of infinities (NaN, or 1j for
+# NaN + inf j); ingot gives the direction of the infinity: compared on finite inputs only.
+FINITE_ONLY = {"sign"}
+
+
+def _from_parts(re, im):
+    """Complex numbers with exactly these parts (``re + 1j * im`` would turn ``inf * 0`` into NaN)."""
+    z = np.empty(np.shape(re), dtype=np.complex128)
+    z.real, z.imag = re, im
+    return z
+
+
+def _same_values(got, want):
+    """Element-wise equality with NaN == NaN, infinities by sign, finite parts to 1e-12 relative."""
+    for part in ("real", "imag"):
+        g, w = getattr(got, part), getattr(want, part)
+        both_nan = np.isnan(g) & np.isnan(w)
+        finite = np.isfinite(w)
+        assert np.all(both_nan | (g == w) | (finite & np.isclose(g, w, rtol=1e-12, atol=1e-300))), (
+            part, got[~(both_nan | (g == w) | (finite & np.isclose(g, w, rtol=1e-12, atol=1e-300)))])
+
+
+@pytest.mark.skipif(not ON_CPU, reason="complex transcendental functions run on the CPU")
+@pytest.mark.parametrize("name", SPECIAL_FUNCS)
+def test_special_values_follow_annex_g(name):
+    re, im = np.meshgrid(SPECIAL_PARTS, SPECIAL_PARTS)
+    z = _from_parts(re.reshape(-1), im.reshape(-1))
+    if name in FINITE_ONLY:
+        z = z[np.isfinite(z)]
+    poison(z.shape)
+    got = to_np(getattr(ingot, name)(make(z, "complex128")))
+    with np.errstate(all="ignore"):
+        want = getattr(np, NP_NAME.get(name, name))(z)
+    # The standard leaves these signs unspecified ("NaN ± infinity j", "±0 + ..."): compare
+    # magnitudes where NumPy's part is an infinity or zero beside a NaN.
+    loose = np.isnan(want.real) | np.isnan(want.imag)
+    got_c = np.where(loose, _from_parts(np.abs(got.real), np.abs(got.imag)), got)
+    want_c = np.where(loose, _from_parts(np.abs(want.real), np.abs(want.imag)), want)
+    _same_values(got_c, want_c)
+    # Outside those, signed zeros must match too (except the zeros of infinite inputs, whose
+    # signs the standard leaves open: exp(-inf + inf j) = ±0 ± 0j).
+    exact = ~loose & ~(~np.isfinite(z) & ((want.real == 0) | (want.imag == 0)))
+    assert np.array_equal(np.signbit(got[exact].real), np.signbit(want[exact].real))
+    assert np.array_equal(np.signbit(got[exact].imag), np.signbit(want[exact].imag))
+
+
+@pytest.mark.skipif(not ON_CPU, reason="complex transcendental functions run on the CPU")
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("name", ["asin", "asinh", "tan", "tanh", "sqrt", "sinh", "cosh", "acos",
+                                  "acosh", "atanh"])
+def test_functions_of_large_and_small_arguments(rng, dtype, name):
+    # Magnitudes from 1e-30 to near the dtype's limit, every sign: where the textbook formulas
+    # cancel (asinh of a large negative real part) or overflow (tanh of a large real part).
+    top = 37 if dtype == "complex64" else 300
+    mag = 10.0 ** rng.uniform(-30, top, size=(2, 400))
+    sgn = rng.choice([-1.0, 1.0], size=(2, 400))
+    a = (sgn[0] * mag[0] + 1j * sgn[1] * mag[1]).astype(dtype)
+    if name in ("sinh", "cosh"):
+        # exp overflows past ~709 (float64) / ~88 (float32 results): keep the real part below.
+        lim = 80.0 if dtype == "complex64" else 700.0
+        a = (np.clip(a.real, -lim, lim) + 1j * a.imag).astype(dtype)
+    poison(a.shape)
+    got = to_np(getattr(ingot, name)(make(a, dtype))).astype(np.complex128)
+    with np.errstate(all="ignore"):
+        want = getattr(np, NP_NAME.get(name, name))(a.astype(np.complex128))
+    if dtype == "complex64":
+        # Rounded once to complex64: parts beyond its range overflow, tiny ones flush.
+        with np.errstate(all="ignore"):
+            want = want.astype(np.complex64).astype(np.complex128)
+    rtol = 1e-5 if dtype == "complex64" else 1e-11
+    # Each part relative to the result's modulus (a part far below it carries no relative
+    # accuracy in either library).
+    scale = np.abs(want)
+    ok = np.isfinite(want)
+    assert np.array_equal(np.isfinite(got), ok)
+    np.testing.assert_array_less(np.abs(got[ok] - want[ok]), rtol * scale[ok] + 1e-300)

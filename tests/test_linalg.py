@@ -442,3 +442,149 @@ def test_property_eigh_matches_numpy(a):
 def test_property_qr_reconstructs(a, mode):
     q, r = la.qr(make(a), mode=mode)
     np.testing.assert_allclose(to_np(q) @ to_np(r), a, rtol=1e-9, atol=1e-9)
+
+
+# ---- complex matrices (CPU: faer) ----------------------------------------------------------------
+
+CTOL = {"complex64": dict(rtol=2e-4, atol=2e-4), "complex128": dict(rtol=1e-9, atol=1e-9)}
+on_cpu_only = pytest.mark.skipif(DEVICE.kind != "cpu", reason="complex factorizations run on the CPU")
+
+
+def crand(rng, shape, dtype):
+    return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
+
+
+def cclose(got, ref, dtype):
+    np.testing.assert_allclose(to_np(got).astype(np.complex128), np.asarray(ref, dtype=np.complex128),
+                               **CTOL[dtype])
+
+
+@on_cpu_only
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (3, 5, 5), (40, 40)])
+def test_complex_solve_inv_det_slogdet(rng, dtype, shape):
+    n = shape[-1]
+    # Diagonally dominant with unit diagonal: well conditioned, |det| far inside complex64's range.
+    a = (crand(rng, shape, "complex128") / (3 * math.sqrt(n)) + np.eye(n)).astype(dtype)
+    b = crand(rng, shape[:-1] + (3,), dtype)
+    ref, rb = a.astype(np.complex128), b.astype(np.complex128)
+    poison(a, a, b)
+    x = la.solve(make(a), make(b))
+    assert x.dtype == getattr(ingot, dtype)
+    cclose(x, np.linalg.solve(ref, rb), dtype)
+    cclose(la.inv(make(a)), np.linalg.inv(ref), dtype)
+    d = la.det(make(a))
+    assert d.dtype == getattr(ingot, dtype)
+    want_d = np.linalg.det(ref)
+    np.testing.assert_allclose(to_np(d).astype(np.complex128), want_d, rtol=CTOL[dtype]["rtol"])
+    sign, logabs = la.slogdet(make(a))
+    ws, wl = np.linalg.slogdet(ref)
+    assert sign.dtype == getattr(ingot, dtype)
+    assert logabs.dtype == (ingot.float32 if dtype == "complex64" else ingot.float64)
+    cclose(sign, ws, dtype)
+    np.testing.assert_allclose(to_np(logabs), wl, **CTOL[dtype])
+
+
+@on_cpu_only
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 6), (2, 5, 4)])
+def test_complex_qr_svd_pinv_rank(rng, dtype, shape):
+    a = crand(rng, shape, dtype)
+    ref = a.astype(np.complex128)
+    real = ingot.float32 if dtype == "complex64" else ingot.float64
+    poison(a, a, a)
+    q, r = la.qr(make(a))
+    qn, rn = to_np(q).astype(np.complex128), to_np(r).astype(np.complex128)
+    cclose(q @ r, ref, dtype)
+    k = min(shape[-2:])
+    np.testing.assert_allclose(np.conj(np.swapaxes(qn, -1, -2)) @ qn, np.broadcast_to(np.eye(k), qn.shape[:-2] + (k, k)),
+                               **CTOL[dtype])
+    assert np.allclose(np.tril(rn, -1), 0)
+    u, s, vh = la.svd(make(a), full_matrices=False)
+    assert s.dtype == real and u.dtype == getattr(ingot, dtype)
+    np.testing.assert_allclose(to_np(s), np.linalg.svd(ref, compute_uv=False), **CTOL[dtype])
+    us = to_np(u).astype(np.complex128) * to_np(s).astype(np.float64)[..., None, :]
+    np.testing.assert_allclose(us @ to_np(vh).astype(np.complex128), ref, **CTOL[dtype])
+    sv = la.svdvals(make(a))
+    assert sv.dtype == real
+    np.testing.assert_allclose(to_np(sv), np.linalg.svd(ref, compute_uv=False), **CTOL[dtype])
+    cclose(la.pinv(make(a)), np.linalg.pinv(ref), dtype)
+    assert np.array_equal(to_np(la.matrix_rank(make(a))), np.linalg.matrix_rank(ref))
+    for ord_ in ("fro", "nuc", 2, 1, np.inf):
+        got = la.matrix_norm(make(a), ord=ord_)
+        assert got.dtype == real
+        np.testing.assert_allclose(to_np(got), np.linalg.norm(ref, ord=ord_, axis=(-2, -1)), **CTOL[dtype])
+    for ord_ in (2, 1, 3, 0, np.inf):
+        got = la.vector_norm(make(a), ord=ord_, axis=-1)
+        assert got.dtype == real
+        np.testing.assert_allclose(to_np(got), np.linalg.norm(ref, ord=ord_, axis=-1), **CTOL[dtype])
+
+
+@on_cpu_only
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 5), (2, 4, 4)])
+def test_complex_cholesky_eigh(rng, dtype, shape):
+    g = crand(rng, shape, "complex128")
+    n = shape[-1]
+    h = (g @ np.conj(np.swapaxes(g, -1, -2)) + n * np.eye(n)).astype(dtype)
+    ref = h.astype(np.complex128)
+    poison(h, h)
+    l = la.cholesky(make(h))
+    cclose(l, np.linalg.cholesky(ref), dtype)
+    u = la.cholesky(make(h), upper=True)
+    cclose(u, np.conj(np.swapaxes(np.linalg.cholesky(ref), -1, -2)), dtype)
+    w, v = la.eigh(make(h))
+    real = ingot.float32 if dtype == "complex64" else ingot.float64
+    assert w.dtype == real and v.dtype == getattr(ingot, dtype)
+    np.testing.assert_allclose(to_np(w), np.linalg.eigvalsh(ref), **CTOL[dtype])
+    vn = to_np(v).astype(np.complex128)
+    np.testing.assert_allclose(ref @ vn, vn * to_np(w).astype(np.float64)[..., None, :],
+                               rtol=CTOL[dtype]["rtol"] * 10, atol=CTOL[dtype]["atol"] * 10 * n)
+    np.testing.assert_allclose(to_np(la.eigvalsh(make(h))), np.linalg.eigvalsh(ref), **CTOL[dtype])
+
+
+@on_cpu_only
+def test_complex_empty_matrices():
+    z = ingot.zeros((2, 0, 0), dtype=ingot.complex64)
+    assert la.det(z).dtype == ingot.complex64 and to_np(la.det(z)).tolist() == [1, 1]
+    s, l = la.slogdet(z)
+    assert s.dtype == ingot.complex64 and l.dtype == ingot.float32
+    assert la.svdvals(z).dtype == ingot.float32 and la.svdvals(z).shape == (2, 0)
+    assert la.cholesky(z).shape == (2, 0, 0)
+
+
+@pytest.mark.parametrize("dtype,big", [("float32", 3e37), ("float32", 1e19), ("float64", 1e306),
+                                       ("complex64", 1.3e19), ("complex128", 1e300)])
+@on_cpu_only
+def test_svd_of_entries_near_the_dtype_limits(rng, dtype, big):
+    # Sums of squares of such entries overflow: the CPU scales the matrix by a power of two
+    # first, as LAPACK does (NumPy gives the values; faer alone did not converge).
+    a = rng.uniform(-1, 1, size=(5, 4)) * big
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.uniform(-1, 1, size=(5, 4)) * big
+    a = a.astype(dtype)
+    ref = a.astype(np.complex128 if dtype.startswith("complex") else np.float64)
+    poison(a, a)
+    s = to_np(la.svdvals(make(a))).astype(np.float64)
+    want = np.linalg.svd(ref, compute_uv=False)
+    rtol = 1e-4 if dtype in ("float32", "complex64") else 1e-9
+    np.testing.assert_allclose(s, want, rtol=rtol)
+    assert int(to_np(la.matrix_rank(make(a)))) == np.linalg.matrix_rank(ref)
+    p = to_np(la.pinv(make(a)))
+    assert np.all(np.isfinite(p))
+
+
+@on_cpu_only
+@pytest.mark.parametrize("scale", [1e-310, 1e-200, 1e200, 1e300])
+def test_eigh_of_entries_near_the_dtype_limits(rng, scale):
+    # faer's eigensolver did not converge for subnormal entries (hypothesis found 2.2e-313);
+    # the CPU scales such matrices by a power of two first.
+    a = rng.uniform(0.5, 1.0, size=(4, 4))
+    s = (a + a.T) / 2 * scale
+    poison(s, s)
+    want = np.linalg.eigvalsh(s)
+    np.testing.assert_allclose(to_np(la.eigvalsh(make(s))), want, rtol=1e-6 if scale < 1e-300 else 1e-9,
+                               atol=0)
+    w, v = la.eigh(make(s))
+    vn = to_np(v)
+    np.testing.assert_allclose(vn.T @ vn, np.eye(4), atol=1e-9)

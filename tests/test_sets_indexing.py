@@ -262,3 +262,66 @@ def test_masked_assignment_with_scalar_and_broadcast(rng):
     w = a.copy()
     w[w > 0] = -1
     np.testing.assert_array_equal(to_np(b), w)
+
+
+def _complex_values(rng, shape, dtype):
+    """Complex values from a small grid (many repeats), with NaN parts and signed zeros."""
+    re = rng.integers(-3, 4, size=shape).astype(np.float64) / 2
+    im = rng.integers(-2, 3, size=shape).astype(np.float64) / 2
+    pick = rng.random(shape)
+    re = np.where(pick < 0.05, np.nan, re)
+    im = np.where((pick >= 0.05) & (pick < 0.1), -0.0, im)
+    z = np.empty(shape, dtype=np.complex128)
+    z.real, z.imag = re, im
+    return z.astype(dtype)
+
+
+@pytest.mark.skipif(not ON_CPU, reason="complex sorts and gathers run on the CPU")
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(1,), (0,), (37,), (20, 30), ()])
+def test_unique_of_complex_matches_numpy(rng, dtype, shape):
+    a = _complex_values(rng, shape, dtype)
+    x = make(a)
+    u = ingot.unique_all(x)
+    flat = a.reshape(-1)
+    # NumPy sorts complex numbers by real part, then imaginary part, and (like ingot) keeps every
+    # NaN apart; compare the non-NaN values exactly and count the NaNs.
+    vals, idx, inv, counts = np.unique(flat, return_index=True, return_inverse=True, return_counts=True,
+                                       equal_nan=False)
+    got = to_np(u.values)
+    assert u.values.dtype == x.dtype and u.inverse_indices.shape == x.shape
+    finite = ~np.isnan(vals)
+    np.testing.assert_array_equal(got[: finite.sum()], vals[finite])
+    assert np.isnan(got[finite.sum():]).all() and got.size == vals.size
+    np.testing.assert_array_equal(to_np(u.counts)[: finite.sum()], counts[finite])
+    # Each value's index points at an element equal to it, its first occurrence.
+    gi = to_np(u.indices)
+    for v, i in zip(got[: finite.sum()], gi[: finite.sum()]):
+        assert flat[i] == v and not np.any(flat[:i] == v)
+    if flat.size:
+        rebuilt = got[to_np(u.inverse_indices).reshape(-1)]
+        same = (rebuilt == flat) | (np.isnan(rebuilt) & np.isnan(flat))
+        assert same.all()
+    np.testing.assert_array_equal(to_np(ingot.unique_values(x)), got)
+    np.testing.assert_array_equal(to_np(ingot.unique_counts(x).counts), to_np(u.counts))
+
+
+@pytest.mark.skipif(not ON_CPU, reason="complex gathers run on the CPU")
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_nonzero_and_integer_indexing_of_complex(rng, dtype):
+    a = _complex_values(rng, (6, 7), dtype)
+    a[rng.random(a.shape) < 0.4] = 0
+    x = make(a)
+    got = ingot.nonzero(x)
+    for g, w in zip(got, np.nonzero(a)):
+        np.testing.assert_array_equal(to_np(g), w)
+    idx = rng.integers(-6, 6, size=9)
+    np.testing.assert_array_equal(to_np(x[make(idx)]), a[idx])
+    np.testing.assert_array_equal(to_np(ingot.take(x, make(idx), axis=0)), a[idx])
+    y = make(np.full((6, 7), 99 + 99j, dtype=dtype))
+    val = _complex_values(rng, (9, 7), dtype)
+    uniq = np.unique(idx % 6, return_index=True)[1]
+    y[make(idx[uniq])] = make(val[uniq])
+    want = np.full((6, 7), 99 + 99j, dtype=dtype)
+    want[idx[uniq]] = val[uniq]
+    np.testing.assert_array_equal(to_np(y), want)

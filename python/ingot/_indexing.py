@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from . import _ingot
+from ._dtypes import isdtype
 from ._ingot import Array
 
 
@@ -58,7 +59,11 @@ def nonzero(x: Array, /) -> Tuple[Array, ...]:
     >>> ingot.nonzero(ingot.asarray([[0, 1], [2, 0]]))
     (Array([0, 1], dtype=int64), Array([1, 0], dtype=int64))
     """
-    return _ingot.nonzero(_check_array(x, "nonzero"))
+    _check_array(x, "nonzero")
+    if isdtype(x.dtype, "complex floating"):
+        # A complex element is nonzero when either part is (NaN parts count): x != 0.
+        x = x != 0
+    return _ingot.nonzero(x)
 
 
 __all__ = ["nonzero", "take", "take_along_axis"]

@@ -44,12 +44,12 @@ class Info:
     ) -> Dict[str, DType]:
         """The array API dtypes that ``device`` (default: the default device) holds, by name,
         optionally only those of ``kind``. float64 and complex128 are left out on devices without
-        them (Metal);
-        bfloat16, an extension, is not listed (it is not an array API dtype)."""
+        them (Metal); float16 and bfloat16, extensions, are not listed (they are not array API
+        dtypes, and NumPy's namespace leaves float16 out too)."""
         dev = _ingot.default_device() if device is None else Device(device)
         out = {}
         for d in ALL_DTYPES:
-            if d == _ingot.bfloat16 or (kind is not None and not isdtype(d, kind)):
+            if d in (_ingot.bfloat16, _ingot.float16) or (kind is not None and not isdtype(d, kind)):
                 continue
             if d in (_ingot.float64, _ingot.complex128) and dev.kind == "metal":
                 continue

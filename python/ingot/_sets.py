@@ -4,7 +4,7 @@
 ``unique_*`` sort the flattened array (a radix sort), mark where each distinct value starts and
 compact those positions; the number of distinct values is read back from the device (one
 number). Every NaN is a distinct value (NaNs compare unequal) and ``-0.0`` equals ``+0.0``; the
-values come out sorted.
+values come out sorted (complex numbers by real part, then imaginary part, as NumPy's).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Union
 
 from . import _ingot
 from ._ingot import Array
+from ._dtypes import isdtype
 from ._sorting import _operand_like
 
 
@@ -21,6 +22,44 @@ def _check_array(x: Any, name: str) -> Array:
     if not isinstance(x, Array):
         raise TypeError(f"{name}: expected an ingot array, got {type(x).__name__}")
     return x
+
+
+def _unique(x: Array, name: str, index: builtins.bool = True, inverse: builtins.bool = True,
+            counts: builtins.bool = True) -> tuple:
+    """``(values, indices, inverse, counts)`` of ``x`` (unrequested parts None)."""
+    _check_array(x, name)
+    if not isdtype(x.dtype, "complex floating"):
+        return _ingot.unique(x, index, inverse, counts)
+    return _unique_complex(x)
+
+
+def _unique_complex(x: Array) -> tuple:
+    """``unique`` of a complex array, composed: a lexicographic order (a stable argsort by the
+    imaginary part, then one by the real part), the starts of runs of equal values, and
+    gathers. ``==`` makes every NaN distinct and ``-0.0`` equal to ``+0.0``, as for real
+    arrays."""
+    from ._creation import asarray
+    from ._functions import astype, concat, cumulative_sum, imag, real, reshape
+    from ._sorting import argsort
+
+    flat = reshape(x, (-1,))
+    n = flat.shape[0]
+    dev = x.device
+    # `+ 0.0` turns -0.0 into +0.0, so that equal values sort together in their original order
+    # (the first occurrence starts each run).
+    order = argsort(imag(flat) + 0.0, stable=True)
+    order = order[argsort(real(flat)[order] + 0.0, stable=True)]
+    v = flat[order]
+    if n == 0:
+        empty = asarray([], dtype=_ingot.int64, device=dev)
+        return v, empty, reshape(empty, x.shape), empty
+    first = asarray([True], device=dev)
+    starts_mask = concat([first, v[1:] != v[:-1]]) if n > 1 else first
+    starts = _ingot.nonzero(starts_mask)[0]
+    group = cumulative_sum(astype(starts_mask, _ingot.int64)) - 1
+    inv = reshape(group[argsort(order)], x.shape)
+    ends = concat([starts[1:], asarray([n], dtype=_ingot.int64, device=dev)])
+    return v[starts], order[starts], inv, ends - starts
 
 
 class UniqueAllResult(NamedTuple):
@@ -58,7 +97,7 @@ def unique_all(x: Array, /) -> UniqueAllResult:
     >>> u.inverse_indices
     Array([2, 0, 2, 1, 0], dtype=int64)
     """
-    v, i, inv, c = _ingot.unique(_check_array(x, "unique_all"), True, True, True)
+    v, i, inv, c = _unique(x, "unique_all")
     return UniqueAllResult(v, i, inv, c)
 
 
@@ -69,7 +108,7 @@ def unique_counts(x: Array, /) -> UniqueCountsResult:
     >>> ingot.unique_counts(ingot.asarray([2.0, 1.0, 2.0]))
     UniqueCountsResult(values=Array([1., 2.], dtype=float64), counts=Array([1, 2], dtype=int64))
     """
-    v, _, _, c = _ingot.unique(_check_array(x, "unique_counts"), False, False, True)
+    v, _, _, c = _unique(x, "unique_counts", False, False, True)
     return UniqueCountsResult(v, c)
 
 
@@ -82,7 +121,7 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
     Array([[1, 0],
            [0, 1]], dtype=int64)
     """
-    v, _, inv, _ = _ingot.unique(_check_array(x, "unique_inverse"), False, True, False)
+    v, _, inv, _ = _unique(x, "unique_inverse", False, True, False)
     return UniqueInverseResult(v, inv)
 
 
@@ -93,7 +132,7 @@ def unique_values(x: Array, /) -> Array:
     >>> ingot.unique_values(ingot.asarray([3, 1, 3, 2, 1]))
     Array([1, 2, 3], dtype=int64)
     """
-    return _ingot.unique(_check_array(x, "unique_values"))[0]
+    return _unique(x, "unique_values", False, False, False)[0]
 
 
 def isin(x1: Union[Array, int], x2: Union[Array, int], /, *, invert: builtins.bool = False) -> Array:

@@ -6,6 +6,8 @@
 
 use num_complex::Complex;
 
+use super::cmath::{self, div, expm1, log1p, sign};
+
 use super::element::{Elem, B8, C32, C64};
 use super::iter::{map1, map2, GRAIN_CHEAP, GRAIN_HEAVY};
 use crate::array::Array;
@@ -56,71 +58,6 @@ impl Cx for C64 {
     }
 }
 
-/// `a / b` by Smith's algorithm.
-#[inline(always)]
-pub(crate) fn div(a: Z, b: Z) -> Z {
-    if b.re.abs() >= b.im.abs() {
-        if b.re == 0.0 && b.im == 0.0 {
-            // Division by zero: the IEEE result of each part, as NumPy.
-            return Complex::new(a.re / b.re.abs(), a.im / b.re.abs());
-        }
-        let r = b.im / b.re;
-        let d = b.re + b.im * r;
-        Complex::new((a.re + a.im * r) / d, (a.im - a.re * r) / d)
-    } else {
-        let r = b.re / b.im;
-        let d = b.re * r + b.im;
-        Complex::new((a.re * r + a.im) / d, (a.im * r - a.re) / d)
-    }
-}
-
-/// `exp(z) - 1`, accurate for small `|z|`.
-fn expm1(z: Z) -> Z {
-    let half = (z.im / 2.0).sin();
-    Complex::new(
-        z.re.exp_m1() * z.im.cos() - 2.0 * half * half,
-        z.re.exp() * z.im.sin(),
-    )
-}
-
-/// `log(1 + z)`, accurate for small `|z|`.
-fn log1p(z: Z) -> Z {
-    let m = z.norm();
-    if m < 0.5 {
-        let re = 0.5 * (2.0 * z.re + z.re * z.re + z.im * z.im).ln_1p();
-        Complex::new(re, z.im.atan2(1.0 + z.re))
-    } else {
-        (Complex::new(1.0, 0.0) + z).ln()
-    }
-}
-
-/// `z / |z|` (zero for zero), NumPy 2's `sign` of complex numbers.
-fn sign(z: Z) -> Z {
-    if z.re == 0.0 && z.im == 0.0 {
-        return z;
-    }
-    if z.re.is_nan() || z.im.is_nan() {
-        return Complex::new(f64::NAN, f64::NAN);
-    }
-    if z.re.is_infinite() || z.im.is_infinite() {
-        let (re, im) = (
-            if z.re.is_infinite() {
-                z.re.signum()
-            } else {
-                0.0
-            },
-            if z.im.is_infinite() {
-                z.im.signum()
-            } else {
-                0.0
-            },
-        );
-        return Complex::new(re, im) / Complex::new(re, im).norm();
-    }
-    let m = z.norm();
-    Complex::new(z.re / m, z.im / m)
-}
-
 fn map_z<T: Cx>(x: &Array, out: &Array, heavy: bool, f: fn(Z) -> Z) -> Result<()> {
     let grain = if heavy { GRAIN_HEAVY } else { GRAIN_CHEAP };
     map1::<T, T, _>(x, out, grain, move |v: T| T::from_z(f(v.z())))
@@ -144,7 +81,7 @@ fn unary_t<T: Cx>(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
         Round => map_z::<T>(x, out, false, |z| {
             Complex::new(z.re.round_ties_even(), z.im.round_ties_even())
         }),
-        Sqrt => map_z::<T>(x, out, true, |z| z.sqrt()),
+        Sqrt => map_z::<T>(x, out, true, cmath::sqrt),
         Exp => map_z::<T>(x, out, true, |z| z.exp()),
         Expm1 => map_z::<T>(x, out, true, expm1),
         Log => map_z::<T>(x, out, true, |z| z.ln()),
@@ -153,16 +90,16 @@ fn unary_t<T: Cx>(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
         Log10 => map_z::<T>(x, out, true, |z| z.ln() / std::f64::consts::LN_10),
         Sin => map_z::<T>(x, out, true, |z| z.sin()),
         Cos => map_z::<T>(x, out, true, |z| z.cos()),
-        Tan => map_z::<T>(x, out, true, |z| z.tan()),
-        Asin => map_z::<T>(x, out, true, |z| z.asin()),
-        Acos => map_z::<T>(x, out, true, |z| z.acos()),
+        Tan => map_z::<T>(x, out, true, cmath::tan),
+        Asin => map_z::<T>(x, out, true, cmath::asin),
+        Acos => map_z::<T>(x, out, true, cmath::acos),
         Atan => map_z::<T>(x, out, true, |z| z.atan()),
-        Sinh => map_z::<T>(x, out, true, |z| z.sinh()),
-        Cosh => map_z::<T>(x, out, true, |z| z.cosh()),
-        Tanh => map_z::<T>(x, out, true, |z| z.tanh()),
-        Asinh => map_z::<T>(x, out, true, |z| z.asinh()),
-        Acosh => map_z::<T>(x, out, true, |z| z.acosh()),
-        Atanh => map_z::<T>(x, out, true, |z| z.atanh()),
+        Sinh => map_z::<T>(x, out, true, cmath::sinh),
+        Cosh => map_z::<T>(x, out, true, cmath::cosh),
+        Tanh => map_z::<T>(x, out, true, cmath::tanh),
+        Asinh => map_z::<T>(x, out, true, cmath::asinh),
+        Acosh => map_z::<T>(x, out, true, cmath::acosh),
+        Atanh => map_z::<T>(x, out, true, cmath::atanh),
         Floor | Ceil | Trunc | BitwiseInvert | Signbit => Err(Error::UnsupportedDType {
             op: op.name(),
             dtype: T::DTYPE.to_string(),

@@ -20,13 +20,15 @@ pub(crate) fn offsets_of(shape: &[usize], strides: &[isize]) -> Vec<isize> {
     out
 }
 
-/// The unsigned dtype of an element width (elements move as bits).
+/// The unsigned dtype of an element width (elements move as bits); 16-byte elements
+/// (complex128) move as themselves.
 fn bits_dtype(d: DType) -> Result<DType> {
     Ok(match d.size() {
         1 => DType::UInt8,
         2 => DType::UInt16,
         4 => DType::UInt32,
         8 => DType::UInt64,
+        16 => DType::Complex128,
         _ => {
             return Err(Error::UnsupportedDType {
                 op: "indexing",
@@ -50,6 +52,10 @@ macro_rules! by_width {
             }
             DType::UInt32 => {
                 type $T = u32;
+                $body
+            }
+            DType::Complex128 => {
+                type $T = super::element::C64;
                 $body
             }
             _ => {
@@ -251,6 +257,7 @@ fn raw<T: 'static>(a: &Array) -> Result<SendPtr> {
         1 => elem_ptr::<u8>(a),
         2 => elem_ptr::<u16>(a),
         4 => elem_ptr::<u32>(a),
+        16 => elem_ptr::<super::element::C64>(a),
         _ => elem_ptr::<u64>(a),
     }
 }

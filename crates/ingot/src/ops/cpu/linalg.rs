@@ -1,8 +1,10 @@
 //! Dense factorizations on the CPU with faer: LU (solve, inverse, determinants), Cholesky,
 //! Householder QR, symmetric eigendecomposition and SVD, on batches of row-major matrices.
 //!
-//! Every function takes contiguous arrays `[..batch, rows, cols]` of one real floating dtype and
-//! fills contiguous outputs. Each matrix is copied into a column-major faer matrix (faer's
+//! Every function takes contiguous arrays `[..batch, rows, cols]` of one floating or complex
+//! dtype and fills contiguous outputs of that dtype (singular values, eigenvalues and
+//! `log|det|` of complex matrices come out with zero imaginary parts; the caller keeps the real
+//! part). Each matrix is copied into a column-major faer matrix (faer's
 //! preferred layout; the copy is O(n^2) next to O(n^3) of work). Batches of small matrices run
 //! in parallel with one sequential factorization each; a single or large matrix uses faer's own
 //! parallelism across every core.
@@ -11,35 +13,93 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky, evd, householder, lu, qr, svd};
 use faer::traits::ComplexField;
 use faer::{Conj, Mat, MatMut, MatRef, Par};
+use num_complex::Complex;
 use rayon::prelude::*;
 
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
-/// A float dtype faer factorizes (complex64/complex128 join when the dtypes exist).
+/// A float or complex dtype faer factorizes (complex64/complex128 as `num_complex::Complex`,
+/// the layout of ingot's complex elements).
 pub(crate) trait LaElem: ComplexField + Copy + Send + Sync + bytemuck::Pod {
-    /// As f64 (real part).
-    fn re(self) -> f64;
-    /// From f64.
+    /// The largest `e` with `2^e` and `2^-e` both normal numbers of the (real) element type.
+    const SCALE_EXP: i32;
+    /// The real number `v`.
     fn of(v: f64) -> Self;
+    /// The absolute value (modulus), in f64.
+    fn modulus(self) -> f64;
+    /// `self / |self|`: the sign of a nonzero real number, the phase of a complex one.
+    fn unit(self) -> Self;
 }
 
 impl LaElem for f32 {
-    fn re(self) -> f64 {
-        self as f64
-    }
+    const SCALE_EXP: i32 = 120;
     fn of(v: f64) -> Self {
         v as f32
+    }
+    fn modulus(self) -> f64 {
+        self.abs() as f64
+    }
+    fn unit(self) -> Self {
+        if self < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
     }
 }
 
 impl LaElem for f64 {
-    fn re(self) -> f64 {
-        self
-    }
+    const SCALE_EXP: i32 = 1000;
     fn of(v: f64) -> Self {
         v
+    }
+    fn modulus(self) -> f64 {
+        self.abs()
+    }
+    fn unit(self) -> Self {
+        if self < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+}
+
+impl LaElem for Complex<f32> {
+    const SCALE_EXP: i32 = 120;
+    fn of(v: f64) -> Self {
+        Complex::new(v as f32, 0.0)
+    }
+    fn modulus(self) -> f64 {
+        (self.re as f64).hypot(self.im as f64)
+    }
+    fn unit(self) -> Self {
+        let m = self.modulus();
+        if m == 0.0 {
+            Complex::new(1.0, 0.0)
+        } else {
+            Complex::new((self.re as f64 / m) as f32, (self.im as f64 / m) as f32)
+        }
+    }
+}
+
+impl LaElem for Complex<f64> {
+    const SCALE_EXP: i32 = 1000;
+    fn of(v: f64) -> Self {
+        Complex::new(v, 0.0)
+    }
+    fn modulus(self) -> f64 {
+        self.re.hypot(self.im)
+    }
+    fn unit(self) -> Self {
+        let m = self.modulus();
+        if m == 0.0 {
+            Complex::new(1.0, 0.0)
+        } else {
+            Complex::new(self.re / m, self.im / m)
+        }
     }
 }
 
@@ -53,6 +113,14 @@ macro_rules! la_dispatch {
             }
             DType::Float64 => {
                 type $T = f64;
+                $body
+            }
+            DType::Complex64 => {
+                type $T = Complex<f32>;
+                $body
+            }
+            DType::Complex128 => {
+                type $T = Complex<f64>;
                 $body
             }
             d => Err(Error::UnsupportedDType {
@@ -288,22 +356,20 @@ fn det_t<T: LaElem>(a: &Array, det: Option<&Array>, slog: Option<(&Array, &Array
         .transpose()?;
     for_batch(count, n, |i, par| {
         let f = Lu::new(load(av, i, n, n), par);
-        let mut sign = if f.transpositions % 2 == 0 { 1.0 } else { -1.0 };
-        let mut prod = T::of(sign);
+        let perm_sign = if f.transpositions % 2 == 0 { 1.0 } else { -1.0 };
+        let mut sign = T::of(perm_sign);
+        let mut prod = T::of(perm_sign);
         let mut logabs = 0.0f64;
         for j in 0..n {
             let d = f.lu[(j, j)];
             prod *= d;
-            let v = d.re();
-            if v < 0.0 {
-                sign = -sign;
-            }
-            logabs += v.abs().ln();
+            sign *= d.unit();
+            logabs += d.modulus().ln();
         }
         if f.singular() {
             // faer divides by a zero pivot where LAPACK skips the column: the later factors may
             // hold NaN, the determinant is 0 all the same.
-            sign = 0.0;
+            sign = T::of(0.0);
             logabs = f64::NEG_INFINITY;
             prod = T::of(0.0);
         }
@@ -311,7 +377,7 @@ fn det_t<T: LaElem>(a: &Array, det: Option<&Array>, slog: Option<(&Array, &Array
             part(d, i)[0] = prod;
         }
         if let Some((s, l)) = &s_out {
-            part(s, i)[0] = T::of(sign);
+            part(s, i)[0] = sign;
             part(l, i)[0] = T::of(logabs);
         }
         Ok(())
@@ -427,6 +493,27 @@ fn qr_t<T: LaElem>(a: &Array, q: &Array, r: &Array, complete: bool) -> Result<()
     })
 }
 
+/// For a matrix (`rows x cols`, row-major `a`) whose largest entry is beyond 1e15 or below
+/// 1e-15, a copy scaled by a power of two to bring that entry near 1, and the factor that
+/// scales singular values or eigenvalues back (vectors are unchanged); else `(None, 1)`.
+/// Entries near the overflow (underflow) threshold make the iterations' norms inf (0) and
+/// faer's SVD and eigensolver do not converge; LAPACK's drivers scale the same way.
+fn scaled_copy<T: LaElem>(a: &[T], rows: usize, cols: usize) -> (Option<Mat<T>>, f64) {
+    let amax = a.iter().map(|v| v.modulus()).fold(0.0, f64::max);
+    if !amax.is_finite() || amax == 0.0 || (1e-15..=1e15).contains(&amax) {
+        return (None, 1.0);
+    }
+    let e = (amax.log2().round() as i32).clamp(-T::SCALE_EXP, T::SCALE_EXP);
+    let f = T::of(2f64.powi(-e));
+    let mut b = MatRef::from_row_major_slice(a, rows, cols).to_owned();
+    for c in 0..cols {
+        for r in 0..rows {
+            b[(r, c)] *= f;
+        }
+    }
+    (Some(b), 2f64.powi(e))
+}
+
 /// Eigenvalues (ascending, into `w: [B, n]`) and optionally eigenvectors (columns of
 /// `v: [B, n, n]`) of the symmetric matrices `a: [B, n, n]` (lower triangle read).
 pub(crate) fn eigh(a: &Array, w: &Array, v: Option<&Array>) -> Result<()> {
@@ -439,7 +526,12 @@ fn eigh_t<T: LaElem>(a: &Array, w: &Array, v: Option<&Array>) -> Result<()> {
     let ws = parts::<T>(w, count, n)?;
     let vs = v.map(|v| parts::<T>(v, count, n * n)).transpose()?;
     for_batch(count, n, |i, par| {
-        let src = MatRef::from_row_major_slice(&av[i * n * n..(i + 1) * n * n], n, n);
+        let a = &av[i * n * n..(i + 1) * n * n];
+        let (scaled, unscale) = scaled_copy(a, n, n);
+        let src = match &scaled {
+            Some(b) => b.as_ref(),
+            None => MatRef::from_row_major_slice(a, n, n),
+        };
         let mut s = vec![T::of(0.0); n];
         let mut u = vs.as_ref().map(|_| Mat::<T>::zeros(n, n));
         let compute = if u.is_some() {
@@ -462,6 +554,11 @@ fn eigh_t<T: LaElem>(a: &Array, w: &Array, v: Option<&Array>) -> Result<()> {
             Default::default(),
         )
         .map_err(|_| Error::LinAlg("Eigenvalues did not converge".into()))?;
+        if unscale != 1.0 {
+            for v in &mut s {
+                *v *= T::of(unscale);
+            }
+        }
         part(&ws, i).copy_from_slice(&s);
         if let (Some(vs), Some(u)) = (&vs, &u) {
             store(&mut part(vs, i), u.as_ref());
@@ -496,7 +593,12 @@ fn svd_t<T: LaElem>(a: &Array, s: &Array, uv: Option<(&Array, &Array)>, full: bo
         (Some(_), false) => svd::ComputeSvdVectors::Thin,
     };
     for_batch(count, m.max(n), |i, par| {
-        let src = MatRef::from_row_major_slice(&av[i * m * n..(i + 1) * m * n], m, n);
+        let a = &av[i * m * n..(i + 1) * m * n];
+        let (scaled, unscale) = scaled_copy(a, m, n);
+        let src = match &scaled {
+            Some(b) => b.as_ref(),
+            None => MatRef::from_row_major_slice(a, m, n),
+        };
         let mut sv = vec![T::of(0.0); k];
         let mut u = outs.as_ref().map(|_| Mat::<T>::zeros(m, uc));
         let mut v = outs.as_ref().map(|_| Mat::<T>::zeros(n, vr));
@@ -518,6 +620,11 @@ fn svd_t<T: LaElem>(a: &Array, s: &Array, uv: Option<(&Array, &Array)>, full: bo
             Default::default(),
         )
         .map_err(|_| Error::LinAlg("SVD did not converge".into()))?;
+        if unscale != 1.0 {
+            for v in &mut sv {
+                *v *= T::of(unscale);
+            }
+        }
         part(&ss, i).copy_from_slice(&sv);
         if let (Some((us, vts)), Some(u), Some(v)) = (&outs, &u, &v) {
             store(&mut part(us, i), u.as_ref());

@@ -5,6 +5,7 @@
 mod arith;
 mod binary;
 mod cast;
+mod cmath;
 mod complex;
 mod cumsum;
 pub(crate) mod element;

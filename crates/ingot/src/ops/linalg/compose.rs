@@ -153,10 +153,11 @@ pub enum MatrixNorm {
     MinSingular,
 }
 
-/// A float array for norms: floats as they are, other dtypes in the device's default float.
+/// A float array for norms: floats and complex numbers as they are, other dtypes in the device's
+/// default float.
 fn float_input(x: &Array) -> Result<Array> {
     match x.dtype().kind() {
-        Kind::Float => Ok(x.clone()),
+        Kind::Float | Kind::Complex => Ok(x.clone()),
         _ => x.astype(default_float(x.device())),
     }
 }
@@ -219,7 +220,7 @@ pub fn vector_norm(x: &Array, axes: Option<&[isize]>, keepdims: bool, ord: f64) 
     }
     if ord == 0.0 {
         let zero = Array::scalar(Scalar::Int(0), x.dtype(), x.device())?;
-        return sum(&binary(BinaryOp::NotEqual, &x, &zero)?)?.astype(x.dtype());
+        return sum(&binary(BinaryOp::NotEqual, &x, &zero)?)?.astype(abs.dtype());
     }
     if ord == 1.0 {
         return sum(&abs);
@@ -230,8 +231,9 @@ pub fn vector_norm(x: &Array, axes: Option<&[isize]>, keepdims: bool, ord: f64) 
     if ord.is_nan() {
         return Err(Error::Value("vector_norm: ord must not be NaN".into()));
     }
-    let p = Array::scalar(Scalar::Float(ord), x.dtype(), x.device())?;
-    let inv_p = Array::scalar(Scalar::Float(1.0 / ord), x.dtype(), x.device())?;
+    // In |x|'s (real) dtype: a complex exponent would make the norm complex.
+    let p = Array::scalar(Scalar::Float(ord), abs.dtype(), x.device())?;
+    let inv_p = Array::scalar(Scalar::Float(1.0 / ord), abs.dtype(), x.device())?;
     binary(
         BinaryOp::Pow,
         &sum(&binary(BinaryOp::Pow, &abs, &p)?)?,
@@ -291,11 +293,14 @@ pub fn pinv(x: &Array, rtol: Option<&Array>) -> Result<Array> {
     // 1/s only where kept (1/0 would be inf there, masked to 0 either way).
     let safe = where_(&big, &s, &one)?;
     let s_inv = where_(&big, &binary(BinaryOp::Divide, &one, &safe)?, &zero)?;
-    // pinv = V diag(1/s) U^T.
-    let scaled = binary(
-        BinaryOp::Multiply,
-        &u.matrix_transpose()?,
-        &s_inv.expand_dims(-1)?,
-    )?;
-    matmul(&vh.matrix_transpose()?, &scaled)
+    // pinv = V diag(1/s) U^H (U^T, V = Vh^T for real matrices).
+    let adjoint = |m: &Array| -> Result<Array> {
+        if m.dtype().is_complex() {
+            crate::ops::conj(m)?.matrix_transpose()
+        } else {
+            m.matrix_transpose()
+        }
+    };
+    let scaled = binary(BinaryOp::Multiply, &adjoint(&u)?, &s_inv.expand_dims(-1)?)?;
+    matmul(&adjoint(&vh)?, &scaled)
 }

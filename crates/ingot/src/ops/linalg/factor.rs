@@ -27,10 +27,12 @@ fn dtypes(op: &'static str, d: DType, device: Device) -> Result<(DType, DType)> 
             let f = default_float(device);
             (f, f)
         }
+        // Complex matrices factor on the CPU (faer); the GPU solvers are real-only here.
+        Kind::Complex if device == Device::Cpu => (d, d),
         Kind::Complex => {
             return Err(Error::UnsupportedDType {
                 op,
-                dtype: d.to_string(),
+                dtype: format!("{d} on {device} (move complex matrices to the CPU)"),
             })
         }
     })
@@ -49,6 +51,17 @@ pub(super) fn default_float(device: Device) -> DType {
         DType::Float64
     } else {
         DType::Float32
+    }
+}
+
+/// The real part of results that are real by definition (singular values, eigenvalues of
+/// Hermitian matrices, `log|det|`), which the complex factorizations return as complex numbers
+/// with zero imaginary parts.
+fn real_valued(x: Array) -> Result<Array> {
+    if x.dtype().is_complex() {
+        crate::ops::real(&x)
+    } else {
+        Ok(x)
     }
 }
 
@@ -292,7 +305,7 @@ fn determinants(a: &Array, slog: bool) -> Result<Vec<Array>> {
     if x.size() == 0 {
         // The determinant of a 0 x 0 matrix is 1 (an empty product).
         let one = crate::ops::full(&batch, Scalar::Float(1.0), rd, device)?;
-        let zero = crate::ops::full(&batch, Scalar::Float(0.0), rd, device)?;
+        let zero = crate::ops::full(&batch, Scalar::Float(0.0), rd.real_dtype(), device)?;
         return Ok(if slog { vec![one, zero] } else { vec![one] });
     }
     let r = dispatch(
@@ -361,7 +374,12 @@ fn determinants(a: &Array, slog: bool) -> Result<Vec<Array>> {
             }
         },
     )?;
-    r.iter().map(|x| cast(x, rd)).collect()
+    let mut r = r.iter().map(|x| cast(x, rd)).collect::<Result<Vec<_>>>()?;
+    if slog && r.len() == 2 {
+        let logabs = r.remove(1);
+        r.push(real_valued(logabs)?);
+    }
+    Ok(r)
 }
 
 // ---- cholesky --------------------------------------------------------------------------------
@@ -512,7 +530,7 @@ fn eig(a: &Array, vectors_too: bool) -> Result<Vec<Array>> {
     let x = cast(a, cd)?;
     let batch = batch_of(&x);
     if x.size() == 0 {
-        let w = Array::empty(&with(&batch, &[n]), rd, device)?;
+        let w = Array::empty(&with(&batch, &[n]), rd.real_dtype(), device)?;
         let v = Array::empty(a.shape(), rd, device)?;
         return Ok(if vectors_too { vec![w, v] } else { vec![w] });
     }
@@ -551,7 +569,9 @@ fn eig(a: &Array, vectors_too: bool) -> Result<Vec<Array>> {
             }))
         },
     )?;
-    r.iter().map(|x| cast(x, rd)).collect()
+    let mut r = r.iter().map(|x| cast(x, rd)).collect::<Result<Vec<_>>>()?;
+    r[0] = real_valued(r[0].clone())?;
+    Ok(r)
 }
 
 // ---- svd ----------------------------------------------------------------------------------------
@@ -583,7 +603,7 @@ fn sv(a: &Array, full: Option<bool>, driver: SvdDriver) -> Result<Vec<Array>> {
         _ => (k, k),
     };
     if x.size() == 0 {
-        let s = Array::empty(&with(&batch, &[k]), rd, device)?;
+        let s = Array::empty(&with(&batch, &[k]), rd.real_dtype(), device)?;
         return match full {
             None => Ok(vec![s]),
             Some(_) => {
@@ -615,7 +635,11 @@ fn sv(a: &Array, full: Option<bool>, driver: SvdDriver) -> Result<Vec<Array>> {
         },
         || device_svd(&x, full, driver),
     )?;
-    r.iter().map(|x| cast(x, rd)).collect()
+    let mut r = r.iter().map(|x| cast(x, rd)).collect::<Result<Vec<_>>>()?;
+    // S is [S] or the middle of [U, S, Vh].
+    let at = if r.len() == 3 { 1 } else { 0 };
+    r[at] = real_valued(r[at].clone())?;
+    Ok(r)
 }
 
 /// The SVD on the device's solver, which needs rows >= cols: a wide matrix is factored as its

@@ -142,7 +142,9 @@ struct bop_nextafter {
     C a = cf(x), b = cf(y);
     if (isnan(a)) return x;
     if (isnan(b)) return y;
-    if (a == b) return y;
+    // NumPy's float16 nextafter returns x for equal arguments (+0 toward -0 stays +0); C's,
+    // which NumPy uses for the other types, returns y.
+    if (a == b) return is_same<T, half>::value ? x : y;
     U sign = U(U(1) << FBits<T>::sign_shift);
     if (a == C(0)) return as_type<T>(U((as_type<U>(y) & sign) | U(1)));
     U u = as_type<U>(x);

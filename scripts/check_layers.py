@@ -39,6 +39,7 @@ LAYERS = {
         ("anon_struct", 5),
         ("ternary", 5),
         ("range_init", 5),
+        ("loop_checks", 5),
         ("wrapper_cpu", 6),
         ("wrapper_cuda", 6),
         ("rewrite", 7),

@@ -73,6 +73,7 @@ LAYERS = {
         ("random", 4),
         ("linalg", 4),
         ("fft", 4),
+        ("prepared", 4),
         ("kernel", 5),
         ("array", 6),
         ("array_operators", 6),

@@ -601,9 +601,9 @@ static_assert(__builtin_bitreverse8(1) == 0x80 && __builtin_ctzs(0x100) == 8, "c
 #pragma METAL internals : enable
 template <typename T>
 constexpr constant bool is_fast = _disjunction<is_same<T, int>, is_same<T, float>>::value;
+static_assert(_conjunction<is_same<int, int>>::value && !_disjunction<>::value && _negation<false_type>::value, "more");
 #pragma METAL internals : disable
 static_assert(is_fast<float> && !is_fast<half>, "_disjunction");
-static_assert(conjunction_v<is_same<int, int>> && !disjunction_v<> && negation<false_type>::value, "std");
 struct NoMask {
   char x;
   constexpr METAL_FUNC operator bool() const device { return true; }

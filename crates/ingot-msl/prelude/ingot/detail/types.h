@@ -415,24 +415,19 @@ template <class T, T v> struct integral_constant {
 typedef integral_constant<bool, true> true_type;
 typedef integral_constant<bool, false> false_type;
 template <bool B> using bool_constant = integral_constant<bool, B>;
-// C++17's logical traits, and the spellings of Metal's own header (`_disjunction`...), which
-// MLX's atomic.h uses under `#pragma METAL internals : enable`. conjunction<B...> is the first
-// B whose value is false (or the last), disjunction<B...> the first whose value is true.
-template <class... B> struct conjunction : true_type {};
-template <class B1> struct conjunction<B1> : B1 {};
+// Metal's internal logical traits (its header's spellings of C++17's conjunction, disjunction
+// and negation, which MSL, C++14-based, does not name publicly), used by MLX's atomic.h under
+// `#pragma METAL internals : enable`. _conjunction<B...> is the first B whose value is false (or
+// the last), _disjunction<B...> the first whose value is true.
+template <class... B> struct _conjunction : true_type {};
+template <class B1> struct _conjunction<B1> : B1 {};
 template <class B1, class... Bn>
-struct conjunction<B1, Bn...> : ingot::tt::conditional<bool(B1::value), conjunction<Bn...>, B1>::type {};
-template <class... B> struct disjunction : false_type {};
-template <class B1> struct disjunction<B1> : B1 {};
+struct _conjunction<B1, Bn...> : ingot::tt::conditional<bool(B1::value), _conjunction<Bn...>, B1>::type {};
+template <class... B> struct _disjunction : false_type {};
+template <class B1> struct _disjunction<B1> : B1 {};
 template <class B1, class... Bn>
-struct disjunction<B1, Bn...> : ingot::tt::conditional<bool(B1::value), B1, disjunction<Bn...>>::type {};
-template <class B> struct negation : bool_constant<!bool(B::value)> {};
-template <class... B> constexpr bool conjunction_v = conjunction<B...>::value;
-template <class... B> constexpr bool disjunction_v = disjunction<B...>::value;
-template <class B> constexpr bool negation_v = negation<B>::value;
-template <class... B> struct _conjunction : conjunction<B...> {};
-template <class... B> struct _disjunction : disjunction<B...> {};
-template <class B> struct _negation : negation<B> {};
+struct _disjunction<B1, Bn...> : ingot::tt::conditional<bool(B1::value), B1, _disjunction<Bn...>>::type {};
+template <class B> struct _negation : bool_constant<!bool(B::value)> {};
 
 // "wide" type for computing: half/bfloat -> float, others unchanged.
 template <class T> struct wide { typedef T type; };

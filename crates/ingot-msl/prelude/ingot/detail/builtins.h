@@ -92,6 +92,11 @@ template <class U> INGOT_FN constexpr U rotr(U x, unsigned int n) {
 // NVRTC 13 answers 0 for all of these; g++ (>= 10) and clang++ for the ones they have.
 #if defined(__has_builtin)
 #define INGOT_HAS_BUILTIN(x) __has_builtin(x)
+#elif defined(INGOT_TARGET_CPU)
+// g++ before 10 (no __has_builtin): GCC's builtins, not clang's own.
+#define INGOT_HAS_BUILTIN(x) INGOT_GCC_HAS##x
+#define INGOT_GCC_HAS__builtin_ctz 1
+#define INGOT_GCC_HAS__builtin_bswap32 1
 #else
 #define INGOT_HAS_BUILTIN(x) 0
 #endif
@@ -166,3 +171,5 @@ INGOT_ROT(64, unsigned long long)
 #undef INGOT_ROT
 #endif
 #undef INGOT_HAS_BUILTIN
+#undef INGOT_GCC_HAS__builtin_ctz
+#undef INGOT_GCC_HAS__builtin_bswap32

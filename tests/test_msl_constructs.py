@@ -337,3 +337,66 @@ def test_scalar_broadcasts_and_short_brace_initialisers():
     np.testing.assert_array_equal(host(u).reshape(n, 4), want_u)
     want_h = np.where((i & 1)[:, None].astype(bool), x.astype(np.float16), np.float16(0))
     np.testing.assert_array_equal(host(h).reshape(n, 4), want_h)
+
+
+MLX_HEADER_BUILTINS = (
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "ingot-msl", "tests", "kernels", "mlx_header_builtins.metal")
+)
+
+
+def _bits_reference(a):
+    """The columns of the corpus kernel mlx_header_builtins.metal `bits` (see its header)."""
+    a = a.astype(np.uint64)
+    n = a.size
+    out = np.zeros((n, 12), dtype=np.uint64)
+    for j, x in enumerate(int(v) for v in a):
+        nz = x != 0
+        ctz = (x & -x).bit_length() - 1 if nz else 0
+        s = x - (1 << 32) if x >> 31 else x  # as int
+        u = ~x & 0xFFFFFFFF if s < 0 else x
+        low = (x & 0xFFFF) | 1
+        out[j] = [
+            ctz + 3 if nz else 0xFFFFFFFF,
+            32 - x.bit_length() if nz else 0xFFFFFFFF,
+            bin(x).count("1"),
+            ctz + 1 if nz else 0,
+            bin(x).count("1") & 1,
+            32 - u.bit_length() - 1,
+            ctz + 20 if nz else 0xFFFFFFFF,
+            bin(3 * x).count("1"),
+            int(format(x, "032b")[::-1], 2),
+            ((x << 7) | (x >> 25)) & 0xFFFFFFFF,
+            int.from_bytes(x.to_bytes(4, "little"), "big"),
+            16 - low.bit_length(),
+        ]
+    return out.astype(np.uint32)
+
+
+def _bf16(x):
+    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+    return b.astype(np.uint32).view(np.float32)
+
+
+def test_mlx_bit_builtins_internal_traits_and_bfloat_masks():
+    """MLX's headers: `__builtin_ctz` & co. (also in constant expressions; NVRTC has none of
+    them, the CUDA prelude defines them), Metal's internal `_disjunction`, and a class with only
+    `operator bool` (or a bool) assigned to a bfloat."""
+    lib = build(open(MLX_HEADER_BUILTINS).read(), name="mlx_header_builtins.metal")
+    n = 300
+    a = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    a[:6] = [0, 1, 0x80000000, 0xFFFFFFFF, 0x7FFFFFFF, 0x00010000]
+    o = poison(n * 12, np.uint32)
+    lib["bits"](dev(a), o, grid=n)
+    np.testing.assert_array_equal(host(o).reshape(n, 12), _bits_reference(a))
+
+    r = poison(5, np.uint32)
+    lib["route_types"](r, grid=1)
+    np.testing.assert_array_equal(host(r), [1, 1, 1, 2, 2])
+
+    x = RNG.uniform(-4, 4, n).astype(np.float32)
+    keep = (RNG.integers(0, 2, n)).astype(np.uint8)
+    for entry, scale in (("masked_scale_bool", keep.astype(np.float32)), ("masked_scale_nomask", np.ones(n, np.float32))):
+        y = poison(n, np.float32)
+        lib[entry](dev(x), dev(keep), y, grid=n)
+        np.testing.assert_array_equal(host(y), _bf16(x) * scale)

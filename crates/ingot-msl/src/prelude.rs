@@ -54,6 +54,10 @@ const CUDA_FILES: &[(&str, &str)] = &[
         "ingot/detail/intrinsics.h",
         include_str!("../prelude/ingot/detail/intrinsics.h"),
     ),
+    (
+        "ingot/detail/builtins.h",
+        include_str!("../prelude/ingot/detail/builtins.h"),
+    ),
     ("metal_stdlib", include_str!("../prelude/metal_stdlib")),
     ("metal_math", include_str!("../prelude/metal_math")),
     (
@@ -135,6 +139,10 @@ const CPU_FILES: &[(&str, &str)] = &[
     (
         "ingot/detail/intrinsics.h",
         include_str!("../prelude/ingot/detail/intrinsics.h"),
+    ),
+    (
+        "ingot/detail/builtins.h",
+        include_str!("../prelude/ingot/detail/builtins.h"),
     ),
     ("metal_stdlib", include_str!("../prelude/metal_stdlib")),
     ("metal_math", include_str!("../prelude/metal_math")),

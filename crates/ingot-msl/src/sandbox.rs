@@ -5,14 +5,39 @@
 //! `extern` declarations (`extern "C"` symbols of the process), `#include` of anything but the
 //! Metal headers and headers found in the include directories (no `<stdio.h>`, no `..` or
 //! absolute paths), the host C/POSIX functions (`system`, `fopen`, `malloc`, `dlopen`,
-//! `syscall`, ...), the `std` namespace, the compiler's builtins (`__builtin_*`, `__sync_*`,
-//! `__atomic_*`) and load-time code (`__attribute__((constructor))`). What remains is described
+//! `syscall`, ...), the `std` namespace, the compiler's builtins (`__builtin_*` but the integer
+//! bit builtins, `__sync_*`, `__atomic_*`) and load-time code (`__attribute__((constructor))`). What remains is described
 //! in `docs/sandbox.md`: it is still native code.
 
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::lexer::{lex, significant, TokenKind};
+
+/// The integer bit builtins Metal's compiler (clang) accepts and libraries call (MLX's fft.h:
+/// `__builtin_ctz`): pure functions of their arguments, defined by the prelude where the
+/// compiler lacks them (`ingot/detail/builtins.h`), so allowed in a kernel.
+fn bit_builtin(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("__builtin_") else {
+        return false;
+    };
+    let suffixed = |p: &str, suffixes: &[&str]| {
+        rest.strip_prefix(p)
+            .is_some_and(|tail| suffixes.contains(&tail))
+    };
+    let int_types = ["", "l", "ll"];
+    let widths = ["8", "16", "32", "64"];
+    ["ctz", "clz"]
+        .iter()
+        .any(|p| suffixed(p, &["", "l", "ll", "s"]))
+        || ["popcount", "ffs", "parity", "clrsb"]
+            .iter()
+            .any(|p| suffixed(p, &int_types))
+        || ["bitreverse", "rotateleft", "rotateright"]
+            .iter()
+            .any(|p| suffixed(p, &widths))
+        || suffixed("bswap", &widths[1..])
+}
 
 /// Host functions a kernel may not call (C library, POSIX, dynamic loading).
 const HOST_FUNCTIONS: &[&str] = &[
@@ -255,6 +280,7 @@ pub fn check_with_defines(
                             )
                         })
                     }
+                    _ if s.starts_with("__builtin_") && bit_builtin(s) => None,
                     _ if s.starts_with("__builtin_")
                         || s.starts_with("__sync_")
                         || s.starts_with("__atomic_")
@@ -352,7 +378,11 @@ mod tests {
             "malloc",
         );
         rejects(
-            &format!("{k}kernel void f(device int* x) {{ x[0] = __builtin_popcount(3); }}"),
+            &format!("{k}kernel void f(device int* x) {{ x[0] = (int)(long)__builtin_frame_address(0); }}"),
+            "builtin",
+        );
+        rejects(
+            &format!("{k}kernel void f(device int* x) {{ x[0] = __builtin_popcountx(3); }}"),
             "builtin",
         );
         rejects(
@@ -368,6 +398,38 @@ mod tests {
             &format!("#define RUN(c) system(c)\n{k}kernel void f() {{ RUN(\"ls\"); }}"),
             "host function",
         );
+    }
+
+    #[test]
+    fn bit_builtins_are_allowed() {
+        for n in [
+            "__builtin_ctz",
+            "__builtin_ctzll",
+            "__builtin_clzs",
+            "__builtin_popcountl",
+            "__builtin_ffs",
+            "__builtin_ffsll",
+            "__builtin_parity",
+            "__builtin_clrsbll",
+            "__builtin_bswap16",
+            "__builtin_bitreverse8",
+            "__builtin_rotateright64",
+        ] {
+            assert!(bit_builtin(n), "{n}");
+        }
+        for n in [
+            "__builtin_ctzx",
+            "__builtin_ffss",
+            "__builtin_bswap8",
+            "__builtin_trap",
+            "__builtin_frame_address",
+            "__builtin_popcountlll",
+            "ctz",
+        ] {
+            assert!(!bit_builtin(n), "{n}");
+        }
+        let src = "#include <metal_stdlib>\nkernel void f(device int* x) { x[0] = __builtin_ctz(8u) + __builtin_popcountll(3ull); }";
+        check(src, "k.metal", &[], H).unwrap();
     }
 
     #[test]

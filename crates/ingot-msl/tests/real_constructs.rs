@@ -585,3 +585,45 @@ template [[host_name("mm_bf16")]] kernel void mm<bfloat, bfloat4x4>(device const
     both(src);
     cpu_compiles("user_matrix_typedef", src);
 }
+
+#[test]
+fn mlx_bit_builtins_internal_traits_and_bfloat_masks() {
+    // MLX: `constexpr short power = __builtin_ctz(radix);` (fft.h, hadamard.h), Metal's
+    // internal `_disjunction` under `#pragma METAL internals` (atomic.h), and a class with only
+    // `operator bool` assigned to a bfloat (steel_gemm_masked.h, `scale = mask;`). The CUDA
+    // prelude defines the builtins NVRTC lacks; both preludes have the traits.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <int R> struct Log { static constant constexpr short value = __builtin_ctz(R); };
+static_assert(__builtin_ctzll(1ull << 40) == 40 && __builtin_clrsb(-1) == 31, "constant");
+static_assert(__builtin_bitreverse8(1) == 0x80 && __builtin_ctzs(0x100) == 8, "clang's own");
+#pragma METAL internals : enable
+template <typename T>
+constexpr constant bool is_fast = _disjunction<is_same<T, int>, is_same<T, float>>::value;
+static_assert(_conjunction<is_same<int, int>>::value && !_disjunction<>::value && _negation<false_type>::value, "more");
+#pragma METAL internals : disable
+static_assert(is_fast<float> && !is_fast<half>, "_disjunction");
+struct NoMask {
+  char x;
+  constexpr METAL_FUNC operator bool() const device { return true; }
+  constexpr METAL_FUNC operator bool() thread { return true; }
+};
+template <typename T> struct ScaleOp { T scale; };
+template <typename T, typename M>
+kernel void k(device const M* m [[buffer(0)]], device float* y [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  constexpr short p = __builtin_ctz(Log<64>::value);
+  ScaleOp<T> op;
+  op.scale = m[i];
+  y[i] = float(op.scale) + p + __builtin_popcount(i) + __builtin_ffs(int(i)) +
+         __builtin_rotateleft32(i, 3u) + __builtin_clzl(ulong(i) + 1);
+}
+template [[host_name("k_bf16_nomask")]] kernel void k<bfloat, NoMask>(device const NoMask*, device float*, uint);
+template [[host_name("k_bf16_bool")]] kernel void k<bfloat, bool>(device const bool*, device float*, uint);
+template [[host_name("k_f16_nomask")]] kernel void k<half, NoMask>(device const NoMask*, device float*, uint);
+"#;
+    assert_eq!(names(src), ["k_bf16_bool", "k_bf16_nomask", "k_f16_nomask"]);
+    both(src);
+    cpu_compiles("mlx_builtins_traits_masks", src);
+}

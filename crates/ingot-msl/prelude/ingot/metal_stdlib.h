@@ -79,5 +79,6 @@
 #include <ingot/detail/simd.h>
 #include <ingot/detail/simdgroup_matrix.h>
 #include <ingot/detail/intrinsics.h>
+#include <ingot/detail/builtins.h>
 
 #endif

@@ -31,6 +31,7 @@ int __clzll(long long);
 int __popc(unsigned int);
 int __popcll(unsigned long long);
 unsigned int __brev(unsigned int);
+unsigned long long __brevll(unsigned long long);
 long long __mul64hi(long long, long long);
 unsigned long long __umul64hi(unsigned long long, unsigned long long);
 int atomicAdd(int*, int);

@@ -197,6 +197,33 @@ int main() {
     CHECK(abs(-5) == 5 && absdiff(3, -4) == 7u && max(3u, 5u) == 5u);
     CHECK(all(popcount(uint2(3, 7)) == uint2(2, 3)) && all(clz(uint2(1, 2)) == uint2(31, 30)));
   }
+  // ----- bit builtins: the portable code of ingot/detail/builtins.h (CUDA's constant
+  // evaluation, and clang's own builtins here) against g++'s builtins -----
+  {
+    static_assert(__builtin_ctzs(0x100) == 8 && __builtin_clzs(1) == 15, "clang's 16-bit builtins");
+    static_assert(__builtin_bitreverse16(1) == 0x8000 && __builtin_rotateright8(1, 9) == 0x80, "clang's");
+    static_assert(ingot::bits::ctz32(0) == 32 && ingot::bits::clz64(0) == 64, "zero: the bit width");
+    unsigned long long x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 2000; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const unsigned long long v = i < 64 ? (1ull << i) : (i < 128 ? ~0ull >> (i - 64) : x >> (i % 61));
+      const unsigned int w = (unsigned int)(v >> (i % 33));
+      const int sw = (int)w;
+      const long long sv = (long long)v;
+      if (w) CHECK(ingot::bits::ctz32(w) == __builtin_ctz(w) && ingot::bits::clz32(w) == __builtin_clz(w));
+      if (v) CHECK(ingot::bits::ctz64(v) == __builtin_ctzll(v) && ingot::bits::clz64(v) == __builtin_clzll(v));
+      CHECK(ingot::bits::popc32(w) == __builtin_popcount(w) && ingot::bits::popc64(v) == __builtin_popcountll(v));
+      CHECK(ingot::bits::clrsb32(sw) == __builtin_clrsb(sw) && ingot::bits::clrsb64(sv) == __builtin_clrsbll(sv));
+      CHECK(ingot::bits::bswap64(v) == __builtin_bswap64(v));
+      CHECK(__builtin_bitreverse32(w) == reverse_bits(w) && __builtin_bitreverse64(v) == reverse_bits((ulong)v));
+      CHECK(__builtin_rotateleft32(w, (unsigned)i) == rotate(w, (uint)(i % 32)) &&
+            __builtin_rotateright64(v, (unsigned long long)i) == rotate((ulong)v, (ulong)(64 - i % 64)));
+      const unsigned short h = (unsigned short)w;
+      if (h) CHECK(__builtin_ctzs(h) == __builtin_ctz(h) && __builtin_clzs(h) == __builtin_clz(h) - 16);
+    }
+  }
   // ----- atomics across OS threads -----
   {
     atomic_uint counter = {};

@@ -268,6 +268,17 @@ struct bfloat {
   INGOT_FN constexpr explicit bfloat(T v) : bits(detail::f32_to_bf16((float)v)) {}
   template <class H, INGOT_REQ(ingot::tt::is_same<H, half>::value)>
   INGOT_FN constexpr explicit bfloat(const H& h) : bits(detail::f32_to_bf16(float(h))) {}
+  // Assigned a class with a conversion to a scalar: Metal converts MLX's `_NoMask` (only an
+  // `operator bool`) to bfloat in `scale = mask;` (steel_gemm_masked.h). An assignment, not a
+  // converting constructor as half has: that would make (bfloat, half) operators candidates
+  // for classes converting to half (ambiguous `slot / half` in ggml's blocks).
+  template <class T, class D = typename ingot::tt::remove_cv<typename ingot::tt::remove_reference<T>::type>::type,
+            INGOT_REQ(ingot::tt::is_class_<D>::value && !ingot::tt::is_same<D, half>::value &&
+                      !ingot::tt::is_same<D, bfloat>::value && ingot::tt::to_float_<D>::value)>
+  INGOT_FN constexpr bfloat& operator=(T&& v) {
+    bits = detail::f32_to_bf16(static_cast<float>(v));
+    return *this;
+  }
   INGOT_FN constexpr operator float() const { return detail::bf16_to_f32(bits); }
   static INGOT_FN bfloat from_bits(unsigned short b) {
     bfloat h;
@@ -404,6 +415,19 @@ template <class T, T v> struct integral_constant {
 typedef integral_constant<bool, true> true_type;
 typedef integral_constant<bool, false> false_type;
 template <bool B> using bool_constant = integral_constant<bool, B>;
+// Metal's internal logical traits (its header's spellings of C++17's conjunction, disjunction
+// and negation, which MSL, C++14-based, does not name publicly), used by MLX's atomic.h under
+// `#pragma METAL internals : enable`. _conjunction<B...> is the first B whose value is false (or
+// the last), _disjunction<B...> the first whose value is true.
+template <class... B> struct _conjunction : true_type {};
+template <class B1> struct _conjunction<B1> : B1 {};
+template <class B1, class... Bn>
+struct _conjunction<B1, Bn...> : ingot::tt::conditional<bool(B1::value), _conjunction<Bn...>, B1>::type {};
+template <class... B> struct _disjunction : false_type {};
+template <class B1> struct _disjunction<B1> : B1 {};
+template <class B1, class... Bn>
+struct _disjunction<B1, Bn...> : ingot::tt::conditional<bool(B1::value), B1, _disjunction<Bn...>>::type {};
+template <class B> struct _negation : bool_constant<!bool(B::value)> {};
 
 // "wide" type for computing: half/bfloat -> float, others unchanged.
 template <class T> struct wide { typedef T type; };

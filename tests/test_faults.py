@@ -377,6 +377,41 @@ def test_ctrl_c_stops_a_long_kernel():
     assert took < 30
 
 
+FOREVER = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void forever(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float a = x[i];
+    while (a != -1.0f) { a = a * 0.5f + 1.0f; }  // tends to 2, never -1
+    x[i] = a;
+}
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_an_endless_loop_in_checked_mode():
+    # One thread in one threadgroup that never ends: only the checked loop's test of the stop
+    # counter can end it.
+    rc, out, err, took = run_child(
+        f"""
+        f = ingot.compile({FOREVER!r}, device="cpu", checked=True)["forever"]
+        y = np.full(1, 3.0, dtype=np.float32)
+        print("STARTED", flush=True)
+        t0 = time.monotonic()
+        try:
+            f(y, grid=(1,))
+            print("FINISHED")
+        except KeyboardInterrupt:
+            print("INTERRUPTED", round(time.monotonic() - t0, 2))
+        print("SUM", float(ingot.sum(ingot.asarray(np.arange(10, dtype=np.float32)))))
+        """,
+        interrupt_after=1.0,
+    )
+    assert rc == 0, err
+    assert "INTERRUPTED" in out and "SUM 45.0" in out, (out, err)
+    assert took < 30
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_kernel_running_at_exit_does_not_hang_the_interpreter():
     rc, out, err, took = run_child(

@@ -297,6 +297,36 @@ def test_results_are_fresh_arrays(rng):
     np.testing.assert_allclose(to_np(b), yn * 2 + 1, rtol=1e-6)
 
 
+SCALE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void scale(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                  constant float& a [[buffer(2)]], constant uint& n [[buffer(3)]],
+                  uint i [[thread_position_in_grid]]) {
+    if (i < n) out[i] = a * x[i];
+}
+"""
+
+
+def test_prepared_call_fixes_dispatch_and_scalars(rng):
+    k = ingot.compile(SCALE_SRC, device=dev())["scale"]
+    call = k._prepare((1000,), ingot.float32, 2.5, 1000, grid=(1000,))
+    outs = []
+    for _ in range(3):
+        poison((1000,), "float32")
+        x, xn = rand(rng, (1000,), "float32")
+        outs.append(call(x))
+        np.testing.assert_allclose(to_np(outs[-1]), 2.5 * xn, rtol=1e-6)
+        assert outs[-1].shape == (1000,) and outs[-1].dtype == ingot.float32
+    assert outs[0] is not outs[1]
+    with pytest.raises(TypeError, match="ingot arrays"):
+        call(np.ones(1000, dtype=np.float32))
+    with pytest.raises(ingot.KernelArgumentError, match="grid= or groups="):
+        k._prepare((1000,), ingot.float32, 2.5, 1000)
+    with pytest.raises(TypeError, match="Python scalars"):
+        k._prepare((1000,), ingot.float32, [2.5], 1000, grid=(1000,))
+
+
 @pytest.mark.xfail(reason="not met yet: a warm fused call costs ~60 us on the CPU engine (the "
                    "user-kernel launch: argument binding and the thread-pool dispatch of the "
                    "groups) against ~9 us for one built-in op; issue 15 asks for 1.5x",

@@ -57,6 +57,7 @@ __all__ = [
     "Kernel",
     "KernelParameter",
     "Library",
+    "PreparedCall",
     "compile",
     "from_dlpack",
     "synchronize",
@@ -460,6 +461,21 @@ class Kernel:
         threadgroup: Optional[_Dims] = None,
         threadgroup_memory: Optional[Dict[int, int]] = None,
     ) -> float: ...
+    def _prepare(
+        self,
+        out_shape: Any,
+        out_dtype: Any,
+        *tail: Any,
+        grid: Optional[_Dims] = None,
+        groups: Optional[_Dims] = None,
+        threadgroup: Optional[_Dims] = None,
+        threadgroup_memory: Optional[Dict[int, int]] = None,
+    ) -> PreparedCall: ...
+
+@final
+class PreparedCall:
+    """A kernel call with its dispatch and trailing scalars fixed (``Kernel._prepare``)."""
+    def __call__(self, *inputs: Array) -> Array: ...
 
 @final
 class Library:

@@ -37,6 +37,7 @@ pub(crate) mod consteval;
 mod edit;
 pub mod error;
 pub mod lexer;
+mod loop_checks;
 pub mod prelude;
 pub mod preprocess;
 mod range_init;

@@ -10,7 +10,7 @@ use crate::edit::Edit;
 
 impl Edit<'_> {
     /// The token matching the bracket at `open` (`(`/`[`/`{`), forwards.
-    fn matching(&self, open: usize, o: &str, c: &str) -> Option<usize> {
+    pub(crate) fn matching(&self, open: usize, o: &str, c: &str) -> Option<usize> {
         let mut depth = 0i32;
         for k in open..self.toks.len() {
             if self.is(k, o) {

@@ -370,6 +370,9 @@ fn translate_expanded(
     late.anonymous_struct_members();
     late.ternaries();
     late.range_initialisers();
+    if opts.checked && opts.target == Target::Cpu {
+        late.loop_checks();
+    }
     // The passes above may write into a left-out kernel (a function constant's `true`/`false`,
     // an overload's new name): the unit must not contain any of it.
     for &(a, b) in &unused {

@@ -64,18 +64,23 @@ fn prelude_root(dir: &Path) -> Option<PathBuf> {
 }
 
 fn compile(name: &str, src: &str, entries: usize) {
+    compile_with(name, src, entries, false);
+}
+
+fn compile_with(name: &str, src: &str, entries: usize, checked: bool) -> Option<String> {
     let Some(cxx) = compiler() else {
         eprintln!("skipped: no C++ compiler (g++, c++, clang++) found");
-        return;
+        return None;
     };
     let dir = std::env::temp_dir().join(format!("ingot-msl-smoke-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let Some(include) = prelude_root(&dir) else {
         eprintln!("skipped: the CPU prelude has no headers yet");
-        return;
+        return None;
     };
     let mut opts = Options::new(Target::Cpu);
     opts.file_name = format!("{name}.metal");
+    opts.checked = checked;
     let t = translate(src, &opts).unwrap();
     assert_eq!(t.entries.len(), entries);
     let cpp = dir.join(format!("{name}.cpp"));
@@ -93,6 +98,49 @@ fn compile(name: &str, src: &str, entries: usize) {
         String::from_utf8_lossy(&out.stderr),
         t.text
     );
+    Some(t.text)
+}
+
+/// Checked mode on the CPU: every loop condition tests `ingot::chk_running()` (the engine's stop
+/// counter), so that Ctrl-C ends a threadgroup that never would; `constexpr` functions keep
+/// their loops (the test is `true` in constant evaluation); range-based `for` is left alone.
+#[test]
+fn checked_loops_test_the_stop_counter() {
+    let src = r#"#include <metal_stdlib>
+using namespace metal;
+constexpr int tri(int n) { int s = 0; for (int k = 1; k <= n; ++k) s += k; return s; }
+static_assert(tri(4) == 10, "constexpr loops still evaluate");
+kernel void spin(device float* x [[buffer(0)]], device int* n [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float a = x[i];
+    while (a != -1.0f) { a = a * 0.5f + 1.0f; if (a == 2.0f) break; }
+    int k = 0;
+    do { k += n[0]; } while (k < 10);
+    for (;;) { if (++k > 20) break; }
+    int arr[3] = {1, 2, 3};
+    for (int v : arr) k += v;
+    for (uint j = 0; j < uint(n[1]); j++) { x[j] += float(tri(3)); }
+    x[i] = a + float(k);
+}
+"#;
+    let Some(text) = compile_with("checked_loops", src, 1, true) else {
+        return;
+    };
+    for want in [
+        "while (ingot::chk_running() && (a != -1.0f))",
+        "while (ingot::chk_running() && (k < 10))",
+        "for (; ingot::chk_running() ;)",
+        "for (int v : arr)",
+        "ingot::chk_running() && (j < uint(n[1]))",
+        "ingot::chk_running() && (k <= n)",
+    ] {
+        assert!(text.contains(want), "missing `{want}` in:\n{text}");
+    }
+    let plain = translate(src, &Options::new(Target::Cpu)).unwrap();
+    assert!(!plain.text.contains("chk_running"));
+    let mut cuda = Options::new(Target::Cuda);
+    cuda.checked = true;
+    assert!(!translate(src, &cuda).unwrap().text.contains("chk_running"));
 }
 
 #[test]

@@ -538,6 +538,39 @@ impl PyKernel {
         self.inner.max_total_threads_per_threadgroup()
     }
 
+    /// A prepared call (used by `ingot.fuse`): `k._prepare(out_shape, out_dtype, *tail,
+    /// groups=..., threadgroup=...)` returns `call` with `call(*inputs)` running
+    /// `k(*inputs, out, *tail, ...)` on a new `out` and returning it.
+    #[pyo3(signature = (out_shape, out_dtype, *tail, **kwargs))]
+    fn _prepare<'py>(
+        &self,
+        py: Python<'py>,
+        out_shape: &Bound<'py, PyAny>,
+        out_dtype: &Bound<'py, PyAny>,
+        tail: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<crate::prepared::PyPreparedCall> {
+        if kwargs.is_none_or(|k| {
+            !k.contains("grid").unwrap_or(false) && !k.contains("groups").unwrap_or(false)
+        }) {
+            return Err(kernel_arg_err(
+                py,
+                format!(
+                    "kernel `{}`: a prepared call needs grid= or groups=",
+                    self.inner.name()
+                ),
+            ));
+        }
+        let (d, _) = self.dispatch_and_args(py, tail, kwargs)?;
+        crate::prepared::PyPreparedCall::new(
+            self.inner.clone(),
+            d,
+            tail,
+            crate::pyarray::shape_from_py(out_shape)?,
+            crate::dtype::dtype_from_py(out_dtype)?,
+        )
+    }
+
     /// `kernel(count, *args)` runs exactly `count` threads (1-D); `kernel(*args, grid=...)`
     /// (threads, 1-3 axes) or `kernel(*args, groups=...)` (threadgroups), with optional
     /// `threadgroup=` and `threadgroup_memory={index: nbytes}`. Arrays are written in place.
@@ -844,5 +877,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLibrary>()?;
     m.add_class::<PyKernel>()?;
     m.add_class::<PyKernelParameter>()?;
+    m.add_class::<crate::prepared::PyPreparedCall>()?;
     Ok(())
 }

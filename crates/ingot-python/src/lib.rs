@@ -4,7 +4,8 @@
 //! One concern per file: `errors` (exceptions), `dtype` (dtype objects and scalars), `device`,
 //! `pyarray` (the `Array` type and shared argument conversions), `array` / `array_operators` /
 //! `array_methods` (its methods), `indexing` (index keys), `creation`, `ops`, `sorting`, `linalg` (the linalg
-//! extension), `fft` (the fft extension), `random` (the state of `ingot.random`), `kernel`,
+//! extension), `fft` (the fft extension), `random` (the state of `ingot.random`), `kernel`, `prepared` (a kernel call with its dispatch
+//! fixed, for `ingot.fuse`),
 //! `translate` (a kernel's translation for a target), `interop`,
 //! and `metal` (NumPy ↔ Metal without copies; only with the `metal` feature on macOS, or under
 //! the Linux type-check cfg `ingot_metal_typecheck`).
@@ -24,6 +25,7 @@ pub mod linalg;
 #[cfg(all(feature = "metal", any(target_os = "macos", ingot_metal_typecheck)))]
 pub mod metal;
 pub mod ops;
+pub mod prepared;
 pub mod pyarray;
 pub mod random;
 pub mod sorting;

@@ -77,6 +77,15 @@ __attribute__((noinline)) inline void* chk_fail(chk_record* r, unsigned int para
   }
   return junk;
 }
+
+// Whether the launch may go on: false once the engine's stop counter moved (Ctrl-C, exit).
+// Checked loops test it on every iteration (crates/ingot-msl/src/loop_checks.rs); `true` in
+// constant evaluation, so `constexpr` functions keep their loops.
+constexpr bool chk_running() {
+  if (__builtin_is_constant_evaluated()) return true;
+  const volatile unsigned long long* e = cpu::detail::stop_epoch;
+  return !e || *e == cpu::detail::g_sched.stop0;
+}
 #endif
 
 template <bool B> struct chk_enable {};

@@ -57,16 +57,24 @@ pub fn check_dtype(device: Device, dtype: DType) -> Result<()> {
 }
 
 /// The GPUs present on this machine, best first (Metal devices, then CUDA devices).
+///
+/// Probed once per process: without a GPU driver the probe searches the library path for it
+/// (hundreds of failed `open`s, about a millisecond), and [`default_device`] asks on every
+/// array created without a device.
 pub fn available_gpus() -> Vec<Device> {
-    let mut out = Vec::new();
-    for b in backends().iter().filter(|b| b.kind() != "cpu") {
-        for i in 0..b.device_count() {
-            if let Ok(d) = format!("{}:{i}", b.kind()).parse::<Device>() {
-                out.push(d);
+    static GPUS: OnceLock<Vec<Device>> = OnceLock::new();
+    GPUS.get_or_init(|| {
+        let mut out = Vec::new();
+        for b in backends().iter().filter(|b| b.kind() != "cpu") {
+            for i in 0..b.device_count() {
+                if let Ok(d) = format!("{}:{i}", b.kind()).parse::<Device>() {
+                    out.push(d);
+                }
             }
         }
-    }
-    out
+        out
+    })
+    .clone()
 }
 
 /// Every device that is available on this machine, the CPU last.

@@ -176,9 +176,15 @@ struct sched_state {
   uint32_t tgmem_off[8];
   int err;
   char msg[512];
+  unsigned long long stop0;  // *stop_epoch when the running launch began
 };
 
 inline thread_local sched_state g_sched;
+
+// The engine's stop counter (it grows on Ctrl-C and at interpreter exit), set once after the
+// shared object is loaded (`ingot_cpu_set_stop_epoch`); checked-mode loops compare it with the
+// value their launch began with (`ingot::chk_running`).
+inline const volatile unsigned long long* stop_epoch = nullptr;
 
 inline void set_error(const char* fmt, ...) {
   sched_state& s = g_sched;
@@ -481,6 +487,7 @@ inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t gro
   detail::sched_state& s = detail::g_sched;
   s.err = 0;
   s.msg[0] = 0;
+  s.stop0 = detail::stop_epoch ? *detail::stop_epoch : 0ull;
 
   // dynamic threadgroup memory: each [[threadgroup(n)]] 16-byte aligned
   size_t total = 0;
@@ -605,6 +612,11 @@ inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t gro
 
 extern "C" __attribute__((weak)) INGOT_EXPORT const char* ingot_cpu_last_error() {
   return ingot::cpu::detail::g_sched.msg;
+}
+
+extern "C" __attribute__((weak)) INGOT_EXPORT void ingot_cpu_set_stop_epoch(
+    const volatile unsigned long long* p) {
+  ingot::cpu::detail::stop_epoch = p;
 }
 
 #endif

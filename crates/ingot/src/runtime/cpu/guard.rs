@@ -194,6 +194,17 @@ static SHUTDOWN: AtomicBool = AtomicBool::new(false);
 /// [`crate::Error::Interrupted`] (called when the Python interpreter exits).
 pub fn request_shutdown() {
     SHUTDOWN.store(true, Ordering::SeqCst);
+    STOP_EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Grows on every SIGINT and at shutdown. Checked kernels read it at each loop iteration
+/// (through the pointer [`stop_epoch`] gives them) and end their loops once it moved, so that a
+/// threadgroup that never ends can be stopped too.
+static STOP_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The address of the stop counter, for `ingot_cpu_set_stop_epoch` in each loaded kernel.
+pub(crate) fn stop_epoch() -> *const u64 {
+    STOP_EPOCH.as_ptr()
 }
 
 /// True once [`request_shutdown`] was called.
@@ -216,6 +227,7 @@ static mut OLD_SIGINT: Option<libc::sigaction> = None;
 #[cfg(unix)]
 extern "C" fn on_sigint(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    STOP_EPOCH.fetch_add(1, Ordering::SeqCst);
     // SAFETY: written only while this handler is not installed (see `install_sigint`).
     let old = unsafe { *std::ptr::addr_of!(OLD_SIGINT) };
     let Some(old) = old else { return };

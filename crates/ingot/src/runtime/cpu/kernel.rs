@@ -29,6 +29,7 @@ use crate::runtime::units::{LazyLibrary, UnitCompiler};
 type EntryFn = guard::Entry;
 /// `const char* ingot_cpu_last_error()`.
 type LastErrorFn = unsafe extern "C" fn() -> *const c_char;
+type SetStopFn = unsafe extern "C" fn(*const u64);
 
 /// Version of the engine's cache entries (bump when the key or the ABI changes).
 const CACHE_VERSION: &str = "ingot-cpu-kernel-v2";
@@ -399,6 +400,15 @@ fn open(path: &Path, key: &str) -> std::result::Result<SharedObject, String> {
     let last_error = unsafe { lib.get::<LastErrorFn>(b"ingot_cpu_last_error\0") }
         .ok()
         .map(|s| *s);
+    // SAFETY: the runtime header defines `void ingot_cpu_set_stop_epoch(const volatile
+    // unsigned long long*)`.
+    let set_stop = unsafe { lib.get::<SetStopFn>(b"ingot_cpu_set_stop_epoch\0") }
+        .ok()
+        .map(|s| *s);
+    if let Some(set) = set_stop {
+        // SAFETY: the counter is a static that outlives every kernel; the kernel only reads it.
+        unsafe { set(guard::stop_epoch()) };
+    }
     Ok(SharedObject {
         lib,
         last_error,
@@ -600,7 +610,7 @@ impl CompiledFunction for CpuFunction {
         let outcome = self.run(launch, &ptrs, total);
         // SAFETY: every worker has finished (rayon joined); the kernel wrote it through `ptrs`.
         let rec = unsafe { std::ptr::read_volatile(&record) };
-        if self.checked && rec.hit() {
+        if self.checked && rec.hit() && !matches!(outcome, Outcome::Interrupted) {
             scratch_out(&slots);
             return Err(crate::runtime::checked::fault(
                 &self.name,
@@ -772,6 +782,12 @@ impl CpuFunction {
                 };
                 match rc {
                     Ok(0) => {}
+                    // A checked loop that ended because of an interrupt can leave the group's
+                    // threads at different barriers: the interrupt is what the user sees.
+                    Ok(_) if guard::interrupts() != interrupts || guard::shutting_down() => {
+                        finish(Outcome::Interrupted);
+                        return;
+                    }
                     Ok(code) => {
                         let msg = self
                             .last_error

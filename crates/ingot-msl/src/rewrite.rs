@@ -402,7 +402,7 @@ fn translate_expanded(
         };
         for n in renamed.into_iter().filter(|n| in_metal(n)) {
             fwd.push_str(&format!(
-                "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(metal::{n}(a...)) {{ return metal::{n}(a...); }}\n"
+                "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(::metal::{n}(a...)) {{ return ::metal::{n}(a...); }}\n"
             ));
         }
         text.insert_str(lines, &fwd);
@@ -1097,6 +1097,9 @@ impl<'a> Rewriter<'a> {
 
     /// Renames each entry point's function `ingot_kernel_<name>`, everywhere it is named (a
     /// `typedef decltype(f<half>) f_t;` must follow), so the wrapper may take the host name.
+    /// Not renamed: calls in function bodies (a kernel cannot be called, so `cross(a, b)` in a
+    /// kernel named `cross` calls `metal::cross` or a user overload) and the names of other
+    /// functions of the same name (that user overload).
     fn entry_names(&mut self, m: &Module) {
         let names: HashSet<&str> = m
             .entry_points
@@ -1104,13 +1107,25 @@ impl<'a> Rewriter<'a> {
             .filter_map(|e| self.syn.functions.get(e.def))
             .map(|f| f.name.as_str())
             .collect();
+        let others: HashSet<usize> = self
+            .syn
+            .functions
+            .iter()
+            .filter(|f| {
+                f.kernel_tok.is_none() && f.owner.is_none() && names.contains(f.name.as_str())
+            })
+            .map(|f| f.name_tok)
+            .collect();
         for i in 0..self.toks.len() {
             let t = self.toks[i];
+            let call_in_body = self.syn.ctx.get(i) == Some(&Ctx::Body) && self.is(i + 1, "(");
             if t.kind == TokenKind::Ident
                 && self.repl[i].is_none()
                 && names.contains(t.text(self.src))
                 && !self.prev_is(i, ".")
                 && !self.prev_is(i, "->")
+                && !call_in_body
+                && !others.contains(&i)
             {
                 let new = format!("ingot_kernel_{}", t.text(self.src));
                 self.set(i, new);
@@ -1128,8 +1143,13 @@ impl<'a> Rewriter<'a> {
             let mut k = f.decl_start;
             if self.is(k, "template") && self.is(k + 1, "<") {
                 let mut depth = 0i32;
+                // `<`/`>` inside parentheses are operators: `enable_if_t<(N >= 2), bool>`.
+                let mut parens = 0i32;
                 while k < f.params_open {
                     match self.txt(k) {
+                        "(" => parens += 1,
+                        ")" => parens -= 1,
+                        _ if parens > 0 => {}
                         "<" => depth += 1,
                         ">" => {
                             depth -= 1;
@@ -1210,7 +1230,7 @@ impl<'a> Rewriter<'a> {
                     && !self.user_aliases.contains(w)
                     && !self.syn.classes.contains_key(*w) =>
                 {
-                    out.push(format!("metal::{w}"))
+                    out.push(format!("::metal::{w}"))
                 }
                 "device" | "thread" | "threadgroup" => {}
                 "constant" => {
@@ -1329,7 +1349,7 @@ impl<'a> Rewriter<'a> {
                             && !self.syn.classes.contains_key(s)
                             && !user_aliases.contains(s)
                         {
-                            self.set(i, format!("metal::{s}"));
+                            self.set(i, format!("::metal::{s}"));
                             i += 1;
                             continue;
                         }

@@ -407,14 +407,55 @@ template <class T, INGOT_SC(T)> INGOT_FN T abs(T x) {
   else if constexpr (ingot::tt::is_signed_int<T>::value) return x < 0 ? T(-x) : x;
   else return x;
 }
-template <class T, INGOT_SC(T)> INGOT_FN T min(T x, INGOT_ND(T) y) {
+// Metal's min/max are plain functions: with arguments of one type they win over a library's own
+// templates seen through a using-directive (PyTorch's c10::metal::max(T, U) and max(T, T)).
+// Here: `(T, T)` is more specialized than `(T, U)`, and plain overloads for Metal's scalar types
+// (below) win over any template. Mixed arguments take the first one's type; that template's
+// empty trailing pack makes it less specialized than a library's `max(T, U)`, which Metal
+// prefers too (its builtins would need a conversion).
+template <class T, INGOT_SC(T)> INGOT_FN T min(T x, T y) {
   if constexpr (detail::is_float_scalar<T>::value) return fmin(x, y);
   else return y < x ? y : x;
 }
-template <class T, INGOT_SC(T)> INGOT_FN T max(T x, INGOT_ND(T) y) {
+template <class T, INGOT_SC(T)> INGOT_FN T max(T x, T y) {
   if constexpr (detail::is_float_scalar<T>::value) return fmax(x, y);
   else return x < y ? y : x;
 }
+template <class T, class U, class... None>
+INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ::metal::is_scalar<T>::value &&
+                                           !ingot::tt::is_same<T, U>::value &&
+                                           ::metal::is_convertible<U, T>::value,
+                                       T>::type
+min(T x, U y, None...) {
+  return min(x, T(y));
+}
+template <class T, class U, class... None>
+INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ::metal::is_scalar<T>::value &&
+                                           !ingot::tt::is_same<T, U>::value &&
+                                           ::metal::is_convertible<U, T>::value,
+                                       T>::type
+max(T x, U y, None...) {
+  return max(x, T(y));
+}
+// CUDA declares max(int, int) & co. at global scope already: there the plain overloads are only
+// for half and bfloat (two plain candidates of the same signature would be ambiguous).
+#define INGOT_MINMAX_PLAIN(T)                                    \
+  INGOT_FN T min(T x, T y) { return min<T>(x, y); }              \
+  INGOT_FN T max(T x, T y) { return max<T>(x, y); }
+INGOT_MINMAX_PLAIN(half)
+INGOT_MINMAX_PLAIN(bfloat)
+#if !defined(INGOT_TARGET_CUDA)
+INGOT_MINMAX_PLAIN(char)
+INGOT_MINMAX_PLAIN(uchar)
+INGOT_MINMAX_PLAIN(short)
+INGOT_MINMAX_PLAIN(ushort)
+INGOT_MINMAX_PLAIN(int)
+INGOT_MINMAX_PLAIN(uint)
+INGOT_MINMAX_PLAIN(long)
+INGOT_MINMAX_PLAIN(ulong)
+INGOT_MINMAX_PLAIN(float)
+#endif
+#undef INGOT_MINMAX_PLAIN
 template <class T, INGOT_SC(T)> INGOT_FN T clamp(T x, INGOT_ND(T) lo, INGOT_ND(T) hi) {
   return min(max(x, lo), hi);
 }

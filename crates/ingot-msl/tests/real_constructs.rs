@@ -716,7 +716,8 @@ kernel void k(constant int64_t* sizes [[buffer(0)]], device long* out [[buffer(1
 #[test]
 fn library_min_max_templates_beside_the_builtins() {
     // A library's own max/min templates seen through using-directives together with Metal's:
-    // Metal's plain builtins win for arguments of one type (PyTorch's c10::metal::max).
+    // Metal's plain builtins win for arguments of one type (PyTorch's c10::metal::max). Its own
+    // erf template beside ingot's extra erf: the library's wins (Metal has none).
     let src = r#"
 #include <metal_stdlib>
 using namespace metal;
@@ -725,13 +726,15 @@ template <typename T, typename U>
 T max(T a, U b) { return a > T(b) ? a : T(b); }
 template <typename T>
 enable_if_t<is_floating_point_v<T>, T> min(T a, T b) { return isunordered(a, b) ? NAN : ::metal::min(a, b); }
+template <typename T>
+float erf(T x) { return tanh(1.2f * float(x)); } // Metal has no erf: libraries bring their own
 } // namespace lib
 using namespace lib;
 kernel void k(device int* out [[buffer(0)]], device half* h [[buffer(1)]], device float* f [[buffer(2)]],
               uint i [[thread_position_in_grid]]) {
   out[i] = max(0, int(i) - 3) + max(out[i], 2L) + min(int(i), 4);
   h[i] = min(h[i], half(1)) + max(h[i], h[0]);
-  f[i] = min(f[i], 0.5f) + max(f[i], 1) + float(max(bfloat(f[i]), bfloat(2)));
+  f[i] = min(f[i], 0.5f) + max(f[i], 1) + float(max(bfloat(f[i]), bfloat(2))) + erf(f[i]);
 }
 "#;
     assert_eq!(names(src), ["k"]);

@@ -645,8 +645,22 @@ INGOT_MODE1(asinh, m_asinh) INGOT_MODE1(acosh, m_acosh) INGOT_MODE1(atanh, m_ata
 INGOT_MODE1(exp, m_exp) INGOT_MODE1(exp2, m_exp2) INGOT_MODE1(exp10, m_exp10)
 INGOT_MODE1(expm1, m_expm1) INGOT_MODE1(log, m_log) INGOT_MODE1(log2, m_log2)
 INGOT_MODE1(log10, m_log10) INGOT_MODE1(log1p, m_log1p) INGOT_MODE1(sqrt, m_sqrt)
-INGOT_MODE1(rsqrt, m_rsqrt) INGOT_MODE1(cbrt, m_cbrt) INGOT_MODE1(erf, m_erf)
-INGOT_MODE1(erfc, m_erfc) INGOT_MODE1(lgamma, m_lgamma) INGOT_MODE1(tgamma, m_tgamma)
+INGOT_MODE1(rsqrt, m_rsqrt) INGOT_MODE1(cbrt, m_cbrt)
+// Not Metal's (ingot's extras): libraries define their own (PyTorch's c10::metal::erf<T>, seen
+// through a using-directive). The empty trailing pack makes these less specialized than such a
+// template, which then wins as it does on Metal.
+#define INGOT_EXTRA1(name, impl)                                                     \
+  template <class T, class... None>                                                  \
+  INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 &&                     \
+                                             ::metal::detail::is_float_scalar<T>::value, \
+                                         T>::type                                    \
+  name(T x, None...) {                                                               \
+    return T(detail::impl(INGOT_W(T)(x)));                                           \
+  }                                                                                  \
+  INGOT_VEC1(name)
+INGOT_EXTRA1(erf, m_erf) INGOT_EXTRA1(erfc, m_erfc) INGOT_EXTRA1(lgamma, m_lgamma)
+INGOT_EXTRA1(tgamma, m_tgamma)
+#undef INGOT_EXTRA1
 INGOT_MODE1(sinpi, m_sinpi) INGOT_MODE1(cospi, m_cospi)
 INGOT_MODE2(pow, m_pow) INGOT_MODE2(powr, m_pow) INGOT_MODE2(atan2, m_atan2)
 INGOT_MODE2(hypot, m_hypot) INGOT_MODE2(divide, m_divide)

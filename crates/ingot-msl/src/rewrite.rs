@@ -183,6 +183,15 @@ const GLOBAL_MATH_NAMES: &[&str] = &[
     "fmaf",
 ];
 
+/// Whether Metal's standard library has a function of this [`GLOBAL_MATH_NAMES`] name. C's float
+/// variants (`expm1f`, MLX's unary ops) are not Metal's either.
+fn in_metal(n: &str) -> bool {
+    !NOT_IN_METAL.contains(&n)
+        && !n
+            .strip_suffix('f')
+            .is_some_and(|b| GLOBAL_MATH_NAMES.contains(&b))
+}
+
 /// Names of [`GLOBAL_MATH_NAMES`] that Metal's standard library does not have (CUDA's and C's
 /// only): a user function of that name gets no forwarder to `metal::` (MLX's `erfinv`).
 const NOT_IN_METAL: &[&str] = &[
@@ -393,13 +402,6 @@ fn translate_expanded(
         };
         let lines = text.rfind("#line 1 ").unwrap_or(text.len());
         let mut fwd = String::new();
-        // C's float variants (`expm1f`, MLX's unary ops) are not Metal's either.
-        let in_metal = |n: &str| {
-            !NOT_IN_METAL.contains(&n)
-                && !n
-                    .strip_suffix('f')
-                    .is_some_and(|b| GLOBAL_MATH_NAMES.contains(&b))
-        };
         for n in renamed.into_iter().filter(|n| in_metal(n)) {
             fwd.push_str(&format!(
                 "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(::metal::{n}(a...)) {{ return ::metal::{n}(a...); }}\n"
@@ -1344,7 +1346,13 @@ impl<'a> Rewriter<'a> {
                     let after_scope = self.prev_is(i, "::");
                     if after_member {
                         self.swizzle(i);
-                    } else if !after_scope {
+                    } else if after_scope {
+                        // `c10::metal::expm1f(x)`: a namespace's function of a name Metal
+                        // lacks is renamed wherever it is named.
+                        if renames.contains(s) && !in_metal(s) {
+                            self.set(i, format!("ingot_user_{s}"));
+                        }
+                    } else {
                         if is_vector_type_name(s)
                             && !self.syn.classes.contains_key(s)
                             && !user_aliases.contains(s)
@@ -1410,12 +1418,15 @@ impl<'a> Rewriter<'a> {
         Ok(())
     }
 
-    /// Global user functions whose names clash with the targets' math functions.
+    /// User functions whose names clash with the targets' global math functions: those at
+    /// global scope, and those of a namespace when Metal has no function of that name (PyTorch's
+    /// `c10::metal::expm1f`, called unqualified through a using-directive, is ambiguous with
+    /// CUDA's `::expm1f`; on Metal every `expm1f` is the library's).
     fn math_renames(&self) -> HashSet<&'a str> {
         let mut out = HashSet::new();
         for f in &self.syn.functions {
             if f.owner.is_none()
-                && f.namespaces.is_empty()
+                && (f.namespaces.is_empty() || !in_metal(&f.name))
                 && GLOBAL_MATH_NAMES.contains(&f.name.as_str())
                 && !self.prev_is(f.name_tok, "::")
             {

@@ -741,3 +741,36 @@ kernel void k(device int* out [[buffer(0)]], device half* h [[buffer(1)]], devic
     both(src);
     cpu_compiles("lib_min_max", src);
 }
+
+#[test]
+fn namespace_function_named_like_a_cuda_math_function() {
+    // A library's `expm1f` (Metal has none; CUDA has `::expm1f`) declared in its namespace and
+    // called unqualified through a using-directive and qualified: renamed wherever it is named.
+    let src = r#"
+#include <metal_stdlib>
+namespace mylib {
+inline float expm1f(float x);
+} // namespace mylib
+using namespace mylib;
+namespace {
+inline float wrap(float a) { return expm1f(a) + mylib::expm1f(a); }
+} // namespace
+namespace mylib {
+inline float expm1f(float x) { return x + 0.5f * x * x; }
+} // namespace mylib
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = wrap(float(i)) + ::metal::exp(float(i));
+}
+"#;
+    let t = both(src);
+    for t in &t {
+        assert!(
+            t.text
+                .contains("return ingot_user_expm1f(a) + mylib::ingot_user_expm1f(a);"),
+            "{}",
+            t.text
+        );
+        assert!(t.text.contains("::metal::exp(float(i))"));
+    }
+    cpu_compiles("namespace_expm1f", src);
+}

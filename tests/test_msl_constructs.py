@@ -400,3 +400,112 @@ def test_mlx_bit_builtins_internal_traits_and_bfloat_masks():
         y = poison(n, np.float32)
         lib[entry](dev(x), dev(keep), y, grid=n)
         np.testing.assert_array_equal(host(y), _bf16(x) * scale)
+
+
+PT_FORMS = r"""
+#include <metal_stdlib>
+namespace lib {
+namespace metal {  // a library namespace called `metal`, as PyTorch's c10::metal
+using vec2 = float2;
+template <typename F, typename... A>
+using result_of = decltype(::metal::declval<F>()(::metal::declval<A>()...));
+template <typename T>
+constexpr bool is_scalar_fp_v = ::metal::is_floating_point_v<T> && ::metal::is_scalar_v<T>;
+inline uint bits(float x) { return as_type<uint>(x); }
+inline float from_bits(uint u) { return as_type<float>(u); }
+} // namespace metal
+struct halve { float operator()(float x) const { return 0.5f * x; } };
+template <typename T,
+          ::metal::enable_if_t<::metal::is_floating_point_v<T> && !::metal::is_scalar_v<T>, bool> = true>
+float total(T v) { return v.x + v.y; }
+template <typename T, ::metal::enable_if_t<metal::is_scalar_fp_v<T>, bool> = true>
+float total(T v) { return v; }
+} // namespace lib
+kernel void pt_forms(device const float* x [[buffer(0)]], device const uchar* u [[buffer(1)]],
+                     device float* y [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  lib::metal::vec2 v = lib::metal::vec2(x[i], 1.0f);
+  lib::metal::result_of<lib::halve, float> h = lib::halve()(x[i]);
+  bool odd = (i & 1) != 0;
+  y[4 * i + 0] = lib::total(v) + lib::total(h);
+  // integral arguments of math builtins are converted to float
+  y[4 * i + 1] = ::metal::pow(2, x[i]) + ::metal::trunc(odd) + ::metal::fract(u[i]) +
+                 ::metal::precise::log(10) + ::metal::fast::exp2(u[i] & 3);
+  y[4 * i + 2] = lib::metal::from_bits(lib::metal::bits(x[i]) ^ 0x80000000u);
+  y[4 * i + 3] = ::metal::pow(x[i], 2) + ::metal::pow(3, 2) + ::metal::floor(i) +
+                 ::metal::fmax(1, 2) + float(::metal::precise::pow(2, half(0.5h)));
+}
+"""
+
+
+def test_library_namespace_called_metal_and_integral_math_arguments():
+    k = build(PT_FORMS)["pt_forms"]
+    n = 203
+    x = RNG.uniform(-2, 2, n).astype(np.float32)
+    u = RNG.integers(0, 256, n, dtype=np.uint8)
+    y = poison(4 * n, np.float32)
+    k(dev(x), dev(u), y, grid=n)
+    x64 = x.astype(np.float64)
+    i = np.arange(n, dtype=np.float64)
+    want = np.stack(
+        [
+            1.5 * x64 + 1.0,
+            2.0**x64 + (np.arange(n) & 1) + np.log(10.0) + 2.0 ** (u & 3),
+            -x64,
+            x64**2 + 9.0 + i + 2.0 + float(np.float16(np.sqrt(2.0))),
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(host(y).reshape(n, 4), want, rtol=2e-6, atol=1e-5)
+
+
+ATOMIC_MIN_MAX_64 = r"""
+#include <metal_stdlib>
+using namespace metal;
+// int64 amin/amax through a sign-flipped ulong: Metal 3.1's 64-bit atomic_min/max_explicit
+kernel void amin_amax(device atomic<ulong>* lo [[buffer(0)]], device atomic<ulong>* hi [[buffer(1)]],
+                      device const long* v [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  ulong key = as_type<ulong>(v[i]) ^ 0x8000000000000000ul;
+  atomic_min_explicit(lo, key, memory_order_relaxed);
+  atomic_max_explicit(hi, key, memory_order_relaxed);
+}
+"""
+
+
+def test_atomic_min_max_on_64_bit_ulong():
+    k = build(ATOMIC_MIN_MAX_64)["amin_amax"]
+    n = 4099
+    v = RNG.integers(-(2**62), 2**62, n, dtype=np.int64)
+    lo = dev(np.full(1, np.iinfo(np.uint64).max, dtype=np.uint64))
+    hi = dev(np.zeros(1, dtype=np.uint64))
+    k(lo, hi, dev(v), grid=n)
+    flip = np.uint64(1 << 63)
+    assert (host(lo) ^ flip).view(np.int64)[0] == v.min()
+    assert (host(hi) ^ flip).view(np.int64)[0] == v.max()
+
+
+KERNEL_NAMED_CROSS = r"""
+#include <metal_stdlib>
+using namespace metal;
+static inline int3 cross(int3 a, int3 b) {
+  return int3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+// A kernel named like a builtin: its calls reach metal::cross and the overload above.
+template <typename T, typename V>
+kernel void cross(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  V a = V(T(i), T(1), T(2));
+  V b = V(T(3), T(i), T(1));
+  out[i] = cross(a, b).z;
+}
+template [[host_name("cross_float")]] kernel void cross<float, float3>(device float*, uint);
+template [[host_name("cross_int")]] kernel void cross<int, int3>(device int*, uint);
+"""
+
+
+@pytest.mark.parametrize("name,dtype", [("cross_float", np.float32), ("cross_int", np.int32)])
+def test_kernel_named_like_a_builtin(name, dtype):
+    k = build(KERNEL_NAMED_CROSS)[name]
+    n = 40
+    y = poison(n, dtype)
+    k(y, grid=n)
+    i = np.arange(n)
+    np.testing.assert_array_equal(host(y), (i * i - 3).astype(dtype))

@@ -183,6 +183,15 @@ const GLOBAL_MATH_NAMES: &[&str] = &[
     "fmaf",
 ];
 
+/// Whether Metal's standard library has a function of this [`GLOBAL_MATH_NAMES`] name. C's float
+/// variants (`expm1f`, MLX's unary ops) are not Metal's either.
+fn in_metal(n: &str) -> bool {
+    !NOT_IN_METAL.contains(&n)
+        && !n
+            .strip_suffix('f')
+            .is_some_and(|b| GLOBAL_MATH_NAMES.contains(&b))
+}
+
 /// Names of [`GLOBAL_MATH_NAMES`] that Metal's standard library does not have (CUDA's and C's
 /// only): a user function of that name gets no forwarder to `metal::` (MLX's `erfinv`).
 const NOT_IN_METAL: &[&str] = &[
@@ -393,16 +402,9 @@ fn translate_expanded(
         };
         let lines = text.rfind("#line 1 ").unwrap_or(text.len());
         let mut fwd = String::new();
-        // C's float variants (`expm1f`, MLX's unary ops) are not Metal's either.
-        let in_metal = |n: &str| {
-            !NOT_IN_METAL.contains(&n)
-                && !n
-                    .strip_suffix('f')
-                    .is_some_and(|b| GLOBAL_MATH_NAMES.contains(&b))
-        };
         for n in renamed.into_iter().filter(|n| in_metal(n)) {
             fwd.push_str(&format!(
-                "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(metal::{n}(a...)) {{ return metal::{n}(a...); }}\n"
+                "template <class... A> {spec} auto ingot_user_{n}(A... a) -> decltype(::metal::{n}(a...)) {{ return ::metal::{n}(a...); }}\n"
             ));
         }
         text.insert_str(lines, &fwd);
@@ -1097,6 +1099,9 @@ impl<'a> Rewriter<'a> {
 
     /// Renames each entry point's function `ingot_kernel_<name>`, everywhere it is named (a
     /// `typedef decltype(f<half>) f_t;` must follow), so the wrapper may take the host name.
+    /// Not renamed: calls in function bodies (a kernel cannot be called, so `cross(a, b)` in a
+    /// kernel named `cross` calls `metal::cross` or a user overload) and the names of other
+    /// functions of the same name (that user overload).
     fn entry_names(&mut self, m: &Module) {
         let names: HashSet<&str> = m
             .entry_points
@@ -1104,13 +1109,25 @@ impl<'a> Rewriter<'a> {
             .filter_map(|e| self.syn.functions.get(e.def))
             .map(|f| f.name.as_str())
             .collect();
+        let others: HashSet<usize> = self
+            .syn
+            .functions
+            .iter()
+            .filter(|f| {
+                f.kernel_tok.is_none() && f.owner.is_none() && names.contains(f.name.as_str())
+            })
+            .map(|f| f.name_tok)
+            .collect();
         for i in 0..self.toks.len() {
             let t = self.toks[i];
+            let call_in_body = self.syn.ctx.get(i) == Some(&Ctx::Body) && self.is(i + 1, "(");
             if t.kind == TokenKind::Ident
                 && self.repl[i].is_none()
                 && names.contains(t.text(self.src))
                 && !self.prev_is(i, ".")
                 && !self.prev_is(i, "->")
+                && !call_in_body
+                && !others.contains(&i)
             {
                 let new = format!("ingot_kernel_{}", t.text(self.src));
                 self.set(i, new);
@@ -1128,8 +1145,13 @@ impl<'a> Rewriter<'a> {
             let mut k = f.decl_start;
             if self.is(k, "template") && self.is(k + 1, "<") {
                 let mut depth = 0i32;
+                // `<`/`>` inside parentheses are operators: `enable_if_t<(N >= 2), bool>`.
+                let mut parens = 0i32;
                 while k < f.params_open {
                     match self.txt(k) {
+                        "(" => parens += 1,
+                        ")" => parens -= 1,
+                        _ if parens > 0 => {}
                         "<" => depth += 1,
                         ">" => {
                             depth -= 1;
@@ -1210,7 +1232,7 @@ impl<'a> Rewriter<'a> {
                     && !self.user_aliases.contains(w)
                     && !self.syn.classes.contains_key(*w) =>
                 {
-                    out.push(format!("metal::{w}"))
+                    out.push(format!("::metal::{w}"))
                 }
                 "device" | "thread" | "threadgroup" => {}
                 "constant" => {
@@ -1324,12 +1346,18 @@ impl<'a> Rewriter<'a> {
                     let after_scope = self.prev_is(i, "::");
                     if after_member {
                         self.swizzle(i);
-                    } else if !after_scope {
+                    } else if after_scope {
+                        // `c10::metal::expm1f(x)`: a namespace's function of a name Metal
+                        // lacks is renamed wherever it is named.
+                        if renames.contains(s) && !in_metal(s) {
+                            self.set(i, format!("ingot_user_{s}"));
+                        }
+                    } else {
                         if is_vector_type_name(s)
                             && !self.syn.classes.contains_key(s)
                             && !user_aliases.contains(s)
                         {
-                            self.set(i, format!("metal::{s}"));
+                            self.set(i, format!("::metal::{s}"));
                             i += 1;
                             continue;
                         }
@@ -1390,12 +1418,15 @@ impl<'a> Rewriter<'a> {
         Ok(())
     }
 
-    /// Global user functions whose names clash with the targets' math functions.
+    /// User functions whose names clash with the targets' global math functions: those at
+    /// global scope, and those of a namespace when Metal has no function of that name (PyTorch's
+    /// `c10::metal::expm1f`, called unqualified through a using-directive, is ambiguous with
+    /// CUDA's `::expm1f`; on Metal every `expm1f` is the library's).
     fn math_renames(&self) -> HashSet<&'a str> {
         let mut out = HashSet::new();
         for f in &self.syn.functions {
             if f.owner.is_none()
-                && f.namespaces.is_empty()
+                && (f.namespaces.is_empty() || !in_metal(&f.name))
                 && GLOBAL_MATH_NAMES.contains(&f.name.as_str())
                 && !self.prev_is(f.name_tok, "::")
             {

@@ -282,7 +282,7 @@ fn checked_translation_rewrites_every_address_space_pointer() {
         .unwrap()
         .to_string();
     assert!(!user.contains("float*"), "{user}");
-    assert!(user.contains("ingot::chk<const metal::float4>"), "{user}");
+    assert!(user.contains("ingot::chk<const ::metal::float4>"), "{user}");
     assert!(
         user.contains("ingot::chk_cast<ingot::chk<float>>"),
         "{user}"

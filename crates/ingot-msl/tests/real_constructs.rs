@@ -627,3 +627,192 @@ template [[host_name("k_f16_nomask")]] kernel void k<half, NoMask>(device const 
     both(src);
     cpu_compiles("mlx_builtins_traits_masks", src);
 }
+
+/// PyTorch's MPS kernels' header forms (our own kernel): a library namespace that is itself
+/// called `metal` (`c10::metal`) naming vector types, `::metal::declval` in a `result_of`,
+/// `as_type` with no `using namespace metal`, Metal's vector-aware `is_floating_point_v` /
+/// `is_integral_v`, and math builtins given integral arguments (Metal converts them to float).
+const LIB_NAMESPACE_METAL: &str = r#"
+#include <metal_stdlib>
+namespace lib {
+namespace metal {
+using vec2 = float2;
+template <typename F, typename... A>
+using result_of = decltype(::metal::declval<F>()(::metal::declval<A>()...));
+template <typename T>
+constexpr bool is_scalar_fp_v = ::metal::is_floating_point_v<T> && ::metal::is_scalar_v<T>;
+inline uint bits(float x) { return as_type<uint>(x); }
+inline float from_bits(uint u) { return as_type<float>(u); }
+} // namespace metal
+struct halve {
+  float operator()(float x) const { return 0.5f * x; }
+};
+template <typename T,
+          ::metal::enable_if_t<::metal::is_floating_point_v<T> && !::metal::is_scalar_v<T>, bool> = true>
+float total(T v) { return v.x + v.y; }
+template <typename T, ::metal::enable_if_t<metal::is_scalar_fp_v<T>, bool> = true>
+float total(T v) { return v; }
+} // namespace lib
+static_assert(metal::is_floating_point_v<half2> && metal::is_integral_v<int4> &&
+              metal::is_integral_v<const uchar3> && metal::is_floating_point<bfloat4>::value, "");
+static_assert(!metal::is_scalar_v<float2> && !metal::is_floating_point_v<int2> &&
+              !metal::is_integral_v<float4> && metal::is_integral<bool>::value, "");
+kernel void pt_forms(device const float* x [[buffer(0)]], device const uchar* u [[buffer(1)]],
+                     device float* y [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  lib::metal::vec2 v = lib::metal::vec2(x[i], 1.0f);
+  lib::metal::result_of<lib::halve, float> h = lib::halve()(x[i]);
+  bool odd = (i & 1) != 0;
+  y[4 * i + 0] = lib::total(v) + lib::total(h);
+  y[4 * i + 1] = ::metal::pow(2, x[i]) + ::metal::trunc(odd) + ::metal::fract(u[i]) +
+                 ::metal::precise::log(10) + ::metal::fast::exp2(u[i] & 3);
+  y[4 * i + 2] = lib::metal::from_bits(lib::metal::bits(x[i]) ^ 0x80000000u);
+  y[4 * i + 3] = ::metal::pow(x[i], 2) + ::metal::pow(3, 2) + ::metal::floor(i) +
+                 ::metal::fmax(1, 2) + float(::metal::precise::pow(2, half(0.5h)));
+}
+"#;
+
+#[test]
+fn pytorch_header_forms_compile() {
+    assert_eq!(names(LIB_NAMESPACE_METAL), ["pt_forms"]);
+    let t = both(LIB_NAMESPACE_METAL);
+    // ingot's own names are fully qualified: `metal::float2` would be lib::metal's inside lib.
+    assert!(
+        t[1].text.contains("using vec2 = ::metal::float2;"),
+        "{}",
+        t[1].text
+    );
+    cpu_compiles("pytorch_header_forms", LIB_NAMESPACE_METAL);
+}
+
+#[test]
+fn kernel_named_like_a_builtin_and_metal_3_1_atomics() {
+    // A kernel template named `cross` calling metal::cross and a user overload of the same name
+    // (a kernel cannot be called: those calls are not the kernel's); Metal 3.1's 64-bit
+    // atomic_min/max_explicit (no fetch); max/min with a scalar first and a vector second.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+static inline int3 cross(int3 a, int3 b) {
+  return int3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+template <typename T, typename V>
+kernel void cross(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  V a = V(T(i), T(1), T(2));
+  V b = V(T(3), T(i), T(1));
+  out[i] = cross(a, b).z;
+}
+template [[host_name("cross_float")]] kernel void cross<float, float3>(device float*, uint);
+template [[host_name("cross_int")]] kernel void cross<int, int3>(device int*, uint);
+kernel void amin_amax(device atomic<ulong>* lo [[buffer(0)]], device atomic<ulong>* hi [[buffer(1)]],
+                      device const long* v [[buffer(2)]], device float4* w [[buffer(3)]],
+                      uint i [[thread_position_in_grid]]) {
+  ulong key = as_type<ulong>(v[i]) ^ 0x8000000000000000ul;
+  atomic_min_explicit(lo, key, memory_order_relaxed);
+  atomic_max_explicit(hi, key, memory_order_relaxed);
+  w[i] = max(0.0f, w[i]) + min(1, w[i]);
+}
+"#;
+    assert_eq!(names(src), ["amin_amax", "cross_float", "cross_int"]);
+    for t in both(src) {
+        assert!(t.text.contains("out[i] = cross(a, b).z;"), "{}", t.text);
+        assert!(
+            t.text.contains("static inline ::metal::int3 cross("),
+            "{}",
+            t.text
+        );
+    }
+    cpu_compiles("kernel_named_cross", src);
+}
+
+#[test]
+fn comparison_in_a_template_parameter_list_and_int64_t() {
+    // `>=` inside a parenthesised template argument is no closing `>` (CUDA: `__device__` goes
+    // after the whole template header); `int64_t` is `long`, as in Metal, on both targets.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <int N, enable_if_t<(N >= 2), bool> = true>
+inline int pick() { return N; }
+inline long first(constant long* p) { return p[0]; }
+kernel void k(constant int64_t* sizes [[buffer(0)]], device long* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  out[i] = first(sizes) + long(i) + pick<4>();
+}
+"#;
+    let t = both(src);
+    assert!(
+        t[1].text.contains(
+            "template <int N, enable_if_t<(N >= 2), bool> = true>\n__device__ inline int pick()"
+        ),
+        "{}",
+        t[1].text
+    );
+    let launch = ingot_msl::prelude_files(Target::Cuda)
+        .iter()
+        .find(|(f, _)| f.ends_with("launch.h"))
+        .expect("launch.h");
+    assert!(launch.1.contains("typedef long int64_t;"));
+    cpu_compiles("template_ge_int64", src);
+}
+
+#[test]
+fn library_min_max_templates_beside_the_builtins() {
+    // A library's own max/min templates seen through using-directives together with Metal's:
+    // Metal's plain builtins win for arguments of one type (PyTorch's c10::metal::max). Its own
+    // erf template beside ingot's extra erf: the library's wins (Metal has none).
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+namespace lib {
+template <typename T, typename U>
+T max(T a, U b) { return a > T(b) ? a : T(b); }
+template <typename T>
+enable_if_t<is_floating_point_v<T>, T> min(T a, T b) { return isunordered(a, b) ? NAN : ::metal::min(a, b); }
+template <typename T>
+float erf(T x) { return tanh(1.2f * float(x)); } // Metal has no erf: libraries bring their own
+} // namespace lib
+using namespace lib;
+kernel void k(device int* out [[buffer(0)]], device half* h [[buffer(1)]], device float* f [[buffer(2)]],
+              uint i [[thread_position_in_grid]]) {
+  out[i] = max(0, int(i) - 3) + max(out[i], 2L) + min(int(i), 4);
+  h[i] = min(h[i], half(1)) + max(h[i], h[0]);
+  f[i] = min(f[i], 0.5f) + max(f[i], 1) + float(max(bfloat(f[i]), bfloat(2))) + erf(f[i]);
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("lib_min_max", src);
+}
+
+#[test]
+fn namespace_function_named_like_a_cuda_math_function() {
+    // A library's `expm1f` (Metal has none; CUDA has `::expm1f`) declared in its namespace and
+    // called unqualified through a using-directive and qualified: renamed wherever it is named.
+    let src = r#"
+#include <metal_stdlib>
+namespace mylib {
+inline float expm1f(float x);
+} // namespace mylib
+using namespace mylib;
+namespace {
+inline float wrap(float a) { return expm1f(a) + mylib::expm1f(a); }
+} // namespace
+namespace mylib {
+inline float expm1f(float x) { return x + 0.5f * x * x; }
+} // namespace mylib
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = wrap(float(i)) + ::metal::exp(float(i));
+}
+"#;
+    let t = both(src);
+    for t in &t {
+        assert!(
+            t.text
+                .contains("return ingot_user_expm1f(a) + mylib::ingot_user_expm1f(a);"),
+            "{}",
+            t.text
+        );
+        assert!(t.text.contains("::metal::exp(float(i))"));
+    }
+    cpu_compiles("namespace_expm1f", src);
+}

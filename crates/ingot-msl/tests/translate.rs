@@ -66,7 +66,7 @@ kernel void k(device const float* x [[buffer(1)]], constant P& p [[buffer(0)]],
         "{}",
         t.text
     );
-    assert!(t.text.contains("::ingot_kernel_k(a1, a0, a2, metal::uint2((uint)(ids.thread_position_in_grid[0]), (uint)(ids.thread_position_in_grid[1])), (ushort)(ids.thread_index_in_simdgroup));"));
+    assert!(t.text.contains("::ingot_kernel_k(a1, a0, a2, ::metal::uint2((uint)(ids.thread_position_in_grid[0]), (uint)(ids.thread_position_in_grid[1])), (ushort)(ids.thread_index_in_simdgroup));"));
     assert!(t.text.contains("if (!ingot_ids_init(L, ids)) return;"));
     let e = &t.module.entry_points[0];
     assert_eq!(e.abi, [1, 0, 2]);
@@ -124,7 +124,7 @@ fn threadgroup_declarations_by_target() {
     assert!(u.contains("float (&a)[32] = ingot::cpu::tg_var<float[32], 0>(); float& b = ingot::cpu::tg_var<float, 1>();"), "{u}");
     assert!(u.contains("  float* p = a;"));
     assert!(u.contains("atomic_uint& c = ingot::cpu::tg_var<atomic_uint, 2>();"));
-    assert!(u.contains("metal::float4 (&v)[2] = ingot::cpu::tg_var<metal::float4[2], 3>();"));
+    assert!(u.contains("::metal::float4 (&v)[2] = ingot::cpu::tg_var<::metal::float4[2], 3>();"));
     let cuda = tr(src, Target::Cuda);
     let u = user_part(&cuda);
     assert!(u.contains("__shared__ float a[32], b;"));
@@ -149,7 +149,7 @@ float4 f(float4 v, V s) {
         u.contains("float get()  const { return ba; } V()  = default;"),
         "{u}"
     );
-    assert!(u.contains("v.xy_ref() = v.zw(); v.rgb_ref() += v.bgr(); metal::float2 q = v.xx();"));
+    assert!(u.contains("v.xy_ref() = v.zw(); v.rgb_ref() += v.bgr(); ::metal::float2 q = v.xx();"));
     assert!(u.contains("half h = half(1.0f) + half(2.0f); bfloat b = bfloat(1.5f);"));
     assert!(
         u.contains("return v + s.ba;"),
@@ -184,7 +184,7 @@ kernel void k(device float* a [[buffer(0)]],
         &[("w", "1.5")],
     )
     .unwrap();
-    assert!(user_part(&v).contains("INGOT_PROGRAM_CONSTANT metal::float2 w = 1.5;"));
+    assert!(user_part(&v).contains("INGOT_PROGRAM_CONSTANT ::metal::float2 w = 1.5;"));
     assert!(u.contains("if (true) a[i] = b[i];"));
     let e = &t.module.entry_points[0];
     assert!(e.params[1].active);
@@ -216,26 +216,27 @@ fn math_name_clashes_are_renamed() {
         u.contains("float erf(float x);"),
         "declarations alone are not renamed"
     );
-    assert!(t.text.contains("template <class... A> inline auto ingot_user_log1p(A... a) -> decltype(metal::log1p(a...)) { return metal::log1p(a...); }\n#line 1 "));
+    assert!(t.text.contains("template <class... A> inline auto ingot_user_log1p(A... a) -> decltype(::metal::log1p(a...)) { return ::metal::log1p(a...); }\n#line 1 "));
 }
 
 #[test]
 fn vector_type_names_are_qualified() {
-    // NVRTC predeclares CUDA's float4/uint3 at global scope: MSL's are written metal::float4.
+    // NVRTC predeclares CUDA's float4/uint3 at global scope: MSL's are written ::metal::float4
+    // (fully qualified: a user namespace may be called `metal` too, as PyTorch's c10::metal is).
     let src = "kernel void k(device float4* a, device packed_half3* h, device metal::float2* b,\n  uint3 g [[thread_position_in_grid]]) { float4x4 m; a[g.x] = float4(1); }\n";
     let t = tr(src, Target::Cuda);
     let u = user_part(&t);
     assert!(
-        u.contains("metal::float4* a,  metal::packed_half3* h,  metal::float2* b,"),
+        u.contains("::metal::float4* a,  ::metal::packed_half3* h,  metal::float2* b,"),
         "{u}"
     );
-    assert!(u.contains("metal::uint3 g ) { metal::float4x4 m; a[g.x] = metal::float4(1); }"));
+    assert!(u.contains("::metal::uint3 g ) { ::metal::float4x4 m; a[g.x] = ::metal::float4(1); }"));
     assert!(t.text.contains(
-        "(const ingot::launch L, metal::float4* a0, metal::packed_half3* a1, metal::float2* a2)"
+        "(const ingot::launch L, ::metal::float4* a0, ::metal::packed_half3* a1, metal::float2* a2)"
     ));
     assert!(t
         .text
-        .contains("metal::uint3((uint)(ids.thread_position_in_grid[0])"));
+        .contains("::metal::uint3((uint)(ids.thread_position_in_grid[0])"));
 }
 
 #[test]
@@ -385,9 +386,9 @@ fn ggml_style_reflection() {
     assert_eq!(n4.params[3].threadgroup_index, Some(0));
     let t = tr(src, Target::Cuda);
     assert!(t.text.contains(
-        "typedef decltype(ingot_kernel_kernel_rms_norm<metal::float4>) kernel_rms_norm_t;"
+        "typedef decltype(ingot_kernel_kernel_rms_norm<::metal::float4>) kernel_rms_norm_t;"
     ));
-    assert!(t.text.contains("::ingot_kernel_kernel_rms_norm<metal::float4>(a0, a1, a2, (float*)(ingot_smem + L.tgmem_offset[0])"));
+    assert!(t.text.contains("::ingot_kernel_kernel_rms_norm<::metal::float4>(a0, a1, a2, (float*)(ingot_smem + L.tgmem_offset[0])"));
 }
 
 #[test]

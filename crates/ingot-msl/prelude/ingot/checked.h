@@ -209,6 +209,8 @@ INGOT_CHK_FWD(atomic_fetch_min)
 INGOT_CHK_FWD(atomic_fetch_min_explicit)
 INGOT_CHK_FWD(atomic_fetch_max)
 INGOT_CHK_FWD(atomic_fetch_max_explicit)
+INGOT_CHK_FWD(atomic_min_explicit)
+INGOT_CHK_FWD(atomic_max_explicit)
 #undef INGOT_CHK_FWD
 template <class M, class U, class... R>
 INGOT_SITE_FN auto simdgroup_load(M& d, ingot::chk<U> s, R... r)

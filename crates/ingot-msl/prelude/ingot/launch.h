@@ -11,8 +11,9 @@ typedef unsigned short uint16_t;
 typedef short int16_t;
 typedef unsigned int uint32_t;
 typedef int int32_t;
-typedef unsigned long long uint64_t;
-typedef long long int64_t;
+// 64-bit: `long`, as in Metal and glibc (a `constant int64_t*` binds to a `constant long*`).
+typedef unsigned long uint64_t;
+typedef long int64_t;
 typedef decltype(sizeof(0)) size_t;
 typedef decltype((int*)0 - (int*)0) ptrdiff_t;
 #else

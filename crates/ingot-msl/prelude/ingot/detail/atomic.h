@@ -217,6 +217,21 @@ INGOT_ATOMIC_API(fetch_min, a_min)
 INGOT_ATOMIC_API(fetch_max, a_max)
 INGOT_ATOMIC_API(exchange, a_exchange)
 #undef INGOT_ATOMIC_API
+// Metal 3.1's 64-bit atomic_min_explicit / atomic_max_explicit on atomic<ulong>: no fetch, no
+// result (PyTorch's scatter amin/amax on int64 through a sign-flipped ulong).
+#define INGOT_ATOMIC_NOFETCH(name, impl)                                                           \
+  template <class T>                                                                              \
+  INGOT_FN void atomic_##name##_explicit(volatile atomic<T>* obj, INGOT_ND(T) v, memory_order o) { \
+    (void)detail::impl(&obj->__value, v, o);                                                      \
+  }                                                                                               \
+  template <class T>                                                                              \
+  INGOT_FN void atomic_##name##_explicit(volatile atomic<T>* obj, INGOT_ND(T) v, memory_order o,  \
+                                         thread_scope) {                                          \
+    (void)detail::impl(&obj->__value, v, o);                                                      \
+  }
+INGOT_ATOMIC_NOFETCH(min, a_min)
+INGOT_ATOMIC_NOFETCH(max, a_max)
+#undef INGOT_ATOMIC_NOFETCH
 
 template <class T> INGOT_FN T atomic_load_explicit(const volatile atomic<T>* obj, memory_order o) {
   return detail::a_load((volatile T*)&obj->__value, o);

@@ -306,7 +306,7 @@ INGOT_FN bool c_signbit(float x) { return (bitcast<unsigned int>(x) >> 31) != 0;
 INGOT_FN bool c_signbit(double x) { return (bitcast<unsigned long long>(x) >> 63) != 0; }
 }  // namespace detail
 
-#define INGOT_FP(T) INGOT_REQ(::metal::is_floating_point<T>::value)
+#define INGOT_FP(T) INGOT_REQ(::metal::detail::is_float_scalar<T>::value)
 #define INGOT_INT(T) INGOT_REQ(::ingot::tt::is_integral<T>::value)
 #define INGOT_SC(T) INGOT_REQ(::metal::is_scalar<T>::value)
 #define INGOT_W(T) typename ::metal::wide<T>::type
@@ -335,11 +335,30 @@ INGOT_FN bool c_signbit(double x) { return (bitcast<unsigned long long>(x) >> 63
     return r;                                                                     \
   }
 
+// Metal converts integral arguments of its floating-point math functions to float (`pow(2, x)`,
+// `trunc(b)` with b a bool, `fract(u)` with u a uchar, `precise::log(10)`); an integer against a
+// floating-point argument takes that argument's type.
+#define INGOT_INT1(name)                                                             \
+  template <class I, INGOT_INT(I)> INGOT_FN float name(I x) { return name(float(x)); }
+#define INGOT_INT2(name)                                                             \
+  template <class I, class T,                                                        \
+            INGOT_REQ(::ingot::tt::is_integral<I>::value &&                          \
+                      (::metal::detail::is_float_scalar<T>::value ||                 \
+                       ::ingot::tt::is_integral<T>::value))>                         \
+  INGOT_FN typename ::ingot::tt::conditional<::metal::detail::is_float_scalar<T>::value, \
+                                             T, float>::type                         \
+  name(I x, T y) {                                                                   \
+    typedef typename ::ingot::tt::conditional<::metal::detail::is_float_scalar<T>::value, \
+                                              T, float>::type R;                     \
+    return name(R(x), R(y));                                                         \
+  }
+
 // ----- functions whose precision does not depend on the math mode -----
 #define INGOT_EXACT1(name, impl)                                                     \
   template <class T, INGOT_FP(T)> INGOT_FN T name(T x) {                             \
     return T(detail::impl(INGOT_W(T)(x)));                                           \
   }                                                                                  \
+  INGOT_INT1(name)                                                                   \
   INGOT_VEC1(name)
 INGOT_EXACT1(floor, m_floor)
 INGOT_EXACT1(ceil, m_ceil)
@@ -354,11 +373,7 @@ INGOT_EXACT1(fabs, m_fabs)
   template <class T, INGOT_FP(T)> INGOT_FN T name(T x, INGOT_ND(T) y) {              \
     return T(detail::impl(INGOT_W(T)(x), INGOT_W(T)(y)));                            \
   }                                                                                  \
-  template <class I, class T, INGOT_REQ(::ingot::tt::is_integral<I>::value &&        \
-                                        ::metal::is_floating_point<T>::value)>       \
-  INGOT_FN T name(I x, T y) {                                                        \
-    return name(T(x), y);                                                            \
-  }                                                                                  \
+  INGOT_INT2(name)                                                                   \
   INGOT_VEC2(name)                                                                   \
   template <class S, class T, int N, INGOT_REQ(::metal::is_scalar<S>::value)>        \
   INGOT_FN vec<T, N> name(S x, const vec<T, N>& y) {                                 \
@@ -388,24 +403,70 @@ INGOT_VEC1(signbit)
 
 // abs, min, max, clamp: integers and floating point (MSL min/max on floats are fmin/fmax).
 template <class T, INGOT_SC(T)> INGOT_FN T abs(T x) {
-  if constexpr (is_floating_point<T>::value) return fabs(x);
+  if constexpr (detail::is_float_scalar<T>::value) return fabs(x);
   else if constexpr (ingot::tt::is_signed_int<T>::value) return x < 0 ? T(-x) : x;
   else return x;
 }
-template <class T, INGOT_SC(T)> INGOT_FN T min(T x, INGOT_ND(T) y) {
-  if constexpr (is_floating_point<T>::value) return fmin(x, y);
+// Metal's min/max are plain functions: with arguments of one type they win over a library's own
+// templates seen through a using-directive (PyTorch's c10::metal::max(T, U) and max(T, T)).
+// Here: `(T, T)` is more specialized than `(T, U)`, and plain overloads for Metal's scalar types
+// (below) win over any template. Mixed arguments take the first one's type; that template's
+// empty trailing pack makes it less specialized than a library's `max(T, U)`, which Metal
+// prefers too (its builtins would need a conversion).
+template <class T, INGOT_SC(T)> INGOT_FN T min(T x, T y) {
+  if constexpr (detail::is_float_scalar<T>::value) return fmin(x, y);
   else return y < x ? y : x;
 }
-template <class T, INGOT_SC(T)> INGOT_FN T max(T x, INGOT_ND(T) y) {
-  if constexpr (is_floating_point<T>::value) return fmax(x, y);
+template <class T, INGOT_SC(T)> INGOT_FN T max(T x, T y) {
+  if constexpr (detail::is_float_scalar<T>::value) return fmax(x, y);
   else return x < y ? y : x;
 }
+template <class T, class U, class... None>
+INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ::metal::is_scalar<T>::value &&
+                                           !ingot::tt::is_same<T, U>::value &&
+                                           ::metal::is_convertible<U, T>::value,
+                                       T>::type
+min(T x, U y, None...) {
+  return min(x, T(y));
+}
+template <class T, class U, class... None>
+INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ::metal::is_scalar<T>::value &&
+                                           !ingot::tt::is_same<T, U>::value &&
+                                           ::metal::is_convertible<U, T>::value,
+                                       T>::type
+max(T x, U y, None...) {
+  return max(x, T(y));
+}
+// CUDA declares max(int, int) & co. at global scope already: there the plain overloads are only
+// for half and bfloat (two plain candidates of the same signature would be ambiguous).
+#define INGOT_MINMAX_PLAIN(T)                                    \
+  INGOT_FN T min(T x, T y) { return min<T>(x, y); }              \
+  INGOT_FN T max(T x, T y) { return max<T>(x, y); }
+INGOT_MINMAX_PLAIN(half)
+INGOT_MINMAX_PLAIN(bfloat)
+#if !defined(INGOT_TARGET_CUDA)
+INGOT_MINMAX_PLAIN(char)
+INGOT_MINMAX_PLAIN(uchar)
+INGOT_MINMAX_PLAIN(short)
+INGOT_MINMAX_PLAIN(ushort)
+INGOT_MINMAX_PLAIN(int)
+INGOT_MINMAX_PLAIN(uint)
+INGOT_MINMAX_PLAIN(long)
+INGOT_MINMAX_PLAIN(ulong)
+INGOT_MINMAX_PLAIN(float)
+#endif
+#undef INGOT_MINMAX_PLAIN
 template <class T, INGOT_SC(T)> INGOT_FN T clamp(T x, INGOT_ND(T) lo, INGOT_ND(T) hi) {
   return min(max(x, lo), hi);
 }
 INGOT_VEC1(abs)
 INGOT_VEC2(min)
 INGOT_VEC2(max)
+// A scalar first argument broadcasts to the vector's type (`max(0.0f, v)` with v a float4).
+template <class S, class T, int N, INGOT_REQ(::metal::is_scalar<S>::value)>
+INGOT_FN vec<T, N> min(S x, const vec<T, N>& y) { return min(vec<T, N>(T(x)), y); }
+template <class S, class T, int N, INGOT_REQ(::metal::is_scalar<S>::value)>
+INGOT_FN vec<T, N> max(S x, const vec<T, N>& y) { return max(vec<T, N>(T(x)), y); }
 INGOT_VEC3(clamp)
 template <class T, INGOT_FP(T)> INGOT_FN T saturate(T x) { return clamp(x, T(0), T(1)); }
 INGOT_VEC1(saturate)
@@ -420,6 +481,7 @@ template <class T, INGOT_FP(T)> INGOT_FN T fract(T x) {
   INGOT_W(T) lim = INGOT_W(T)(is_half_like<T>::value ? 0.99951171875f : 0x1.fffffep-1f);
   return T(isinf(x) ? INGOT_W(T)(0) : detail::m_fmin(f, lim));
 }
+INGOT_INT1(fract)
 INGOT_VEC1(fract)
 template <class T, INGOT_FP(T)> INGOT_FN T mix(T x, INGOT_ND(T) y, INGOT_ND(T) a) {
   return T(INGOT_W(T)(x) + (INGOT_W(T)(y) - INGOT_W(T)(x)) * INGOT_W(T)(a));
@@ -529,11 +591,13 @@ INGOT_FN vec<T, N> select(const vec<T, N>& a, const INGOT_ND(vec<T, N>) & b, boo
   template <class T, INGOT_FP(T)> INGOT_FN T name(T x) {                             \
     return T(detail::impl(INGOT_W(T)(x)));                                           \
   }                                                                                  \
+  INGOT_INT1(name)                                                                   \
   INGOT_VEC1(name)
 #define INGOT_MODE2(name, impl)                                                      \
   template <class T, INGOT_FP(T)> INGOT_FN T name(T x, INGOT_ND(T) y) {              \
     return T(detail::impl(INGOT_W(T)(x), INGOT_W(T)(y)));                            \
   }                                                                                  \
+  INGOT_INT2(name)                                                                   \
   INGOT_VEC2(name)
 #define INGOT_MATH_COMMON_NAMES                                                      \
   using metal::floor;                                                                \
@@ -581,8 +645,22 @@ INGOT_MODE1(asinh, m_asinh) INGOT_MODE1(acosh, m_acosh) INGOT_MODE1(atanh, m_ata
 INGOT_MODE1(exp, m_exp) INGOT_MODE1(exp2, m_exp2) INGOT_MODE1(exp10, m_exp10)
 INGOT_MODE1(expm1, m_expm1) INGOT_MODE1(log, m_log) INGOT_MODE1(log2, m_log2)
 INGOT_MODE1(log10, m_log10) INGOT_MODE1(log1p, m_log1p) INGOT_MODE1(sqrt, m_sqrt)
-INGOT_MODE1(rsqrt, m_rsqrt) INGOT_MODE1(cbrt, m_cbrt) INGOT_MODE1(erf, m_erf)
-INGOT_MODE1(erfc, m_erfc) INGOT_MODE1(lgamma, m_lgamma) INGOT_MODE1(tgamma, m_tgamma)
+INGOT_MODE1(rsqrt, m_rsqrt) INGOT_MODE1(cbrt, m_cbrt)
+// Not Metal's (ingot's extras): libraries define their own (PyTorch's c10::metal::erf<T>, seen
+// through a using-directive). The empty trailing pack makes these less specialized than such a
+// template, which then wins as it does on Metal.
+#define INGOT_EXTRA1(name, impl)                                                     \
+  template <class T, class... None>                                                  \
+  INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 &&                     \
+                                             ::metal::detail::is_float_scalar<T>::value, \
+                                         T>::type                                    \
+  name(T x, None...) {                                                               \
+    return T(detail::impl(INGOT_W(T)(x)));                                           \
+  }                                                                                  \
+  INGOT_VEC1(name)
+INGOT_EXTRA1(erf, m_erf) INGOT_EXTRA1(erfc, m_erfc) INGOT_EXTRA1(lgamma, m_lgamma)
+INGOT_EXTRA1(tgamma, m_tgamma)
+#undef INGOT_EXTRA1
 INGOT_MODE1(sinpi, m_sinpi) INGOT_MODE1(cospi, m_cospi)
 INGOT_MODE2(pow, m_pow) INGOT_MODE2(powr, m_pow) INGOT_MODE2(atan2, m_atan2)
 INGOT_MODE2(hypot, m_hypot) INGOT_MODE2(divide, m_divide)
@@ -974,3 +1052,6 @@ INGOT_FN uint pack_half_to_unorm4x8(half4 v) { return pack_float_to_unorm4x8(flo
 INGOT_FN uint pack_half_to_snorm4x8(half4 v) { return pack_float_to_snorm4x8(float4(v)); }
 
 }  // namespace metal
+
+// as_type<T>(x) is an MSL operator: usable in any namespace, without `using namespace metal`.
+using metal::as_type;

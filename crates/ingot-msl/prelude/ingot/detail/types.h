@@ -356,13 +356,22 @@ template <class T> struct is_half_like {
   static constexpr bool value = ingot::tt::is_same<typename ingot::tt::remove_cv<T>::type, half>::value ||
                                 ingot::tt::is_same<typename ingot::tt::remove_cv<T>::type, bfloat>::value;
 };
-template <class T> struct is_floating_point {
+namespace detail {
+template <class T> struct is_float_scalar {
   static constexpr bool value = ingot::tt::is_native_float<T>::value || is_half_like<T>::value;
 };
+// Metal's is_floating_point and is_integral hold for vectors of such scalars too (`float2`,
+// `int4`; vec.h specializes these two for them); is_scalar does not.
+template <class T> struct fp_or_fp_vec : is_float_scalar<T> {};
+template <class T> struct int_or_int_vec : ingot::tt::is_integral<T> {};
+}  // namespace detail
+template <class T>
+struct is_floating_point : detail::fp_or_fp_vec<typename ingot::tt::remove_cv<T>::type> {};
 template <class T> struct is_scalar {
-  static constexpr bool value = is_floating_point<T>::value || ingot::tt::is_integral<T>::value;
+  static constexpr bool value = detail::is_float_scalar<T>::value || ingot::tt::is_integral<T>::value;
 };
-template <class T> struct is_integral : ingot::tt::is_integral<T> {};
+template <class T>
+struct is_integral : detail::int_or_int_vec<typename ingot::tt::remove_cv<T>::type> {};
 template <class T, class U> struct is_same : ingot::tt::is_same<T, U> {};
 template <bool B, class T = void> struct enable_if : ingot::tt::enable_if<B, T> {};
 template <bool B, class T = void> using enable_if_t = typename ingot::tt::enable_if<B, T>::type;
@@ -380,6 +389,8 @@ template <class T, class U> constexpr bool is_same_v = ingot::tt::is_same<T, U>:
 namespace detail {
 template <class T> T&& declval_() noexcept;
 }  // namespace detail
+// <metal_utility>'s declval (unevaluated contexts only: decltype(metal::declval<F>()(x))).
+template <class T> T&& declval() noexcept;
 // is_convertible: whether `From` converts implicitly to `To` (void to void only).
 template <class From, class To> struct is_convertible {
  private:
@@ -392,10 +403,10 @@ template <class From, class To> struct is_convertible {
 };
 template <class From, class To> constexpr bool is_convertible_v = is_convertible<From, To>::value;
 template <class T> constexpr bool is_floating_point_v = is_floating_point<T>::value;
-template <class T> constexpr bool is_integral_v = ingot::tt::is_integral<T>::value;
+template <class T> constexpr bool is_integral_v = is_integral<T>::value;
 template <class T> constexpr bool is_scalar_v = is_scalar<T>::value;
 template <class T> struct is_signed {
-  static constexpr bool value = is_floating_point<T>::value || ingot::tt::is_signed_int<T>::value;
+  static constexpr bool value = detail::is_float_scalar<T>::value || ingot::tt::is_signed_int<T>::value;
 };
 template <class T> struct is_unsigned {
   static constexpr bool value = ingot::tt::is_integral<T>::value && !ingot::tt::is_signed_int<T>::value;
@@ -405,7 +416,7 @@ template <class T> using make_unsigned_t = typename ingot::tt::make_unsigned<T>:
 template <bool B, class T, class F> struct conditional : ingot::tt::conditional<B, T, F> {};
 template <bool B, class T, class F> using conditional_t = typename ingot::tt::conditional<B, T, F>::type;
 template <class T> constexpr bool is_signed_v = ingot::tt::is_signed_int<T>::value ||
-                                                is_floating_point<T>::value;
+                                                detail::is_float_scalar<T>::value;
 template <class T> constexpr bool is_unsigned_v = ingot::tt::is_integral<T>::value && !ingot::tt::is_signed_int<T>::value;
 template <class T, T v> struct integral_constant {
   static constexpr T value = v;

@@ -186,6 +186,10 @@ template <class T, int N> struct tern_is_vec<metal::vec<T, N>> {
 namespace metal {
 template <class T> struct is_vector { static constexpr bool value = false; };
 template <class T, int N> struct is_vector<vec<T, N>> { static constexpr bool value = true; };
+namespace detail {
+template <class T, int N> struct fp_or_fp_vec<vec<T, N>> : is_float_scalar<T> {};
+template <class T, int N> struct int_or_int_vec<vec<T, N>> : ingot::tt::is_integral<T> {};
+}  // namespace detail
 template <class T> struct vec_elements { typedef T type; static constexpr int value = 1; };
 template <class T, int N> struct vec_elements<vec<T, N>> { typedef T type; static constexpr int value = N; };
 // Metal's trait for the types the simd_* functions take (candle's reduce.metal tests it): the

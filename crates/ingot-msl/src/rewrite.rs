@@ -1114,7 +1114,9 @@ impl<'a> Rewriter<'a> {
             .functions
             .iter()
             .filter(|f| {
-                f.kernel_tok.is_none() && f.owner.is_none() && names.contains(f.name.as_str())
+                // Member functions too: candle's mlx_sort has a kernel `block_sort` and a static
+                // member `KernelMergeSort::block_sort`, called by name in the kernel's body.
+                f.kernel_tok.is_none() && names.contains(f.name.as_str())
             })
             .map(|f| f.name_tok)
             .collect();

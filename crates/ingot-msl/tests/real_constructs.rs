@@ -816,3 +816,25 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
     }
     cpu_compiles("namespace_expm1f", src);
 }
+
+/// A kernel and a static member function of the same name (candle's mlx_sort: kernel
+/// `block_sort`, member `KernelMergeSort::block_sort` called in the kernel's body): only the
+/// kernel is renamed, so the member and its call still agree.
+#[test]
+fn kernel_named_like_a_member_function() {
+    let src = r#"#include <metal_stdlib>
+using namespace metal;
+template <typename T> struct Sorter {
+    static void block_sort(device T* x, uint i) { x[i] = x[i] + T(1); }
+};
+template <typename T>
+kernel void block_sort(device T* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    using S = Sorter<T>;
+    S::block_sort(x, i);
+}
+template [[host_name("block_sort_f32")]] kernel void block_sort<float>(device float*, uint);
+"#;
+    assert_eq!(names(src), ["block_sort_f32"]);
+    both(src);
+    cpu_compiles("kernel_named_like_a_member", src);
+}

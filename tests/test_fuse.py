@@ -146,6 +146,44 @@ def test_broadcasting_and_where(rng, dtype):
             np.testing.assert_array_equal(to_np(got), want.astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16"])
+def test_gpu_kernel_forms_on_the_cpu_engine(rng, monkeypatch, dtype):
+    # The CPU engine runs any MSL kernel with GPU launch semantics, so CI checks the generated
+    # GPU forms too: the four-elements-per-thread elementwise kernel (its full-group path with
+    # hoisted loads and its tail loop, with a broadcast row and a broadcast scalar) and the
+    # threadgroup / one-thread-per-line reductions.
+    if not str(dev()).startswith("cpu"):
+        pytest.skip("on GPUs these are the kernels every other test runs")
+    monkeypatch.setattr(_fuse, "_FORMS_OVERRIDE", "cuda")
+
+    def f(x, b, s):
+        return ingot.where(x > b, x * b + s, x - s * 2)
+
+    for shape in [(5, 1031), (2048,), (3, 7)]:
+        fused = ingot.fuse(f)
+        x, xn = rand(rng, shape, dtype)
+        b, bn = rand(rng, shape[-1:], dtype)
+        s, sn = rand(rng, (1,), dtype)
+        poison(shape, dtype)
+        got = fused(x, b, s)
+        assert fused.is_fused(x, b, s)
+        want = np.where(xn > bn, xn * bn + sn, xn - sn * 2)
+        if dtype in FLOATS:
+            check(got, want, dtype, scale=4)
+        else:
+            np.testing.assert_array_equal(to_np(got), want.astype(dtype))
+    x, xn = rand(rng, (9, 2500), dtype)
+    for axis, name in [(1, "sum"), (0, "sum"), (None, "max"), (1, "argmax"), ((0, 1), "mean")]:
+        if dtype == "int32" and name == "mean":
+            continue
+        got = ingot.fuse(lambda v: getattr(ingot, name)(v + v, axis=axis))(x)
+        want = np_reduce(name, xn + xn, axis, False)
+        if name == "argmax":
+            np.testing.assert_array_equal(to_np(got), want)
+        else:
+            check(got, want, dtype, scale=64)
+
+
 def test_type_promotion_casts_and_scalars(rng):
     a, an = rand(rng, (50,), "int8")
     b, bn = rand(rng, (50,), "float32")

@@ -155,6 +155,40 @@ def test_empty_reductions():
     check_interpreter_alive()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape", [(0, 0), (0, 0, 4), (3, 0, 2)])
+def test_empty_reductions_of_every_empty_layout(rng, dtype, shape):
+    # Fresh (0, 0) arrays have NumPy's strides (1, 1) and [0:0] views keep their parent's: the
+    # GPU reduction once recursed forever on both (a crash Dask's meta computation hit).
+    full = rng.standard_normal((5, 7, 4)[: len(shape)]).astype(dtype)
+    views = [make(np.zeros(shape, dtype=dtype)),
+             make(full)[tuple(slice(0, n) for n in shape)]]
+    for x in views:
+        assert x.shape == shape
+        a = np.zeros(shape, dtype=dtype)
+        for axis in [None, 0, -1, (0, 1)]:
+            for keepdims in (False, True):
+                got = ingot.sum(x, axis=axis, keepdims=keepdims)
+                want = np.sum(a, axis=axis, keepdims=keepdims)
+                assert got.shape == want.shape
+                np.testing.assert_array_equal(to_np(got), want)
+                np.testing.assert_array_equal(to_np(ingot.prod(x, axis=axis, keepdims=keepdims)),
+                                              np.prod(a, axis=axis, keepdims=keepdims))
+                np.testing.assert_array_equal(to_np(ingot.any(x, axis=axis, keepdims=keepdims)),
+                                              np.any(a, axis=axis, keepdims=keepdims))
+        got = ingot.sum(x, dtype=ingot.float64, keepdims=True)
+        assert got.shape == (1,) * len(shape) and got.dtype == ingot.float64
+        assert to_np(got).item() == 0.0
+        if dtype != "int32":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = np.var(a, axis=(0, 1))
+            np.testing.assert_array_equal(to_np(ingot.var(x, axis=(0, 1))), want)
+            np.testing.assert_array_equal(to_np(ingot.mean(x, axis=(0, 1))), want)
+        np.testing.assert_array_equal(to_np(ingot.cumulative_sum(x, axis=0)), np.cumsum(a, axis=0))
+    check_interpreter_alive()
+
+
 def test_zero_dimensional_reductions():
     z = make(np.array(3.5, dtype=np.float32))
     assert float(ingot.sum(z)) == 3.5

@@ -34,6 +34,7 @@ import functools
 import hashlib
 import math
 import os
+import re
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -652,8 +653,9 @@ class _Problem:
         loads = self._loads_flat("i")
         lines = [f"[[max_total_threads_per_threadgroup(256)]] kernel void {name}(" +
                  ",\n    ".join(ps) + ") {",
-                 f"  const {I} base = {I}(gid) * {I}(1024) + {I}(lid);",
-                 "  for (uint q = 0; q < 4u; ++q) {",
+                 f"  const {I} base = {I}(gid) * {I}(1024) + {I}(lid);"]
+        lines += self._elementwise_gpu_full_group()
+        lines += ["  for (uint q = 0; q < 4u; ++q) {",
                  f"    const {I} i = base + {I}(q) * {I}(256);",
                  "    if (i >= n) return;"]
         if len(loads) < len(self.inputs):
@@ -665,6 +667,44 @@ class _Problem:
         lines += ["    " + x for x in stmts]
         lines += [f"    out[i] = {res};", "  }", "}"]
         return "\n".join(lines)
+
+    def _elementwise_gpu_full_group(self) -> List[str]:
+        """The path of a thread whose four elements are all in range (every group but the last).
+
+        All loads of the four elements are issued before any arithmetic or store: the loop of
+        the general path cannot hoist a later element's load above the previous element's range
+        check, so it waits for memory once per element; here it waits once per thread.
+        """
+        I = self.index
+        nd = len(self.extents)
+        lines = [f"  if (base + {I}(768) < n) {{"]
+        flat = self._loads_flat("i")
+        lanes: List[Dict[int, str]] = [{} for _ in range(4)]
+        for q in range(4):
+            lines.append(f"    const {I} i{q} = base + {I}({q * 256});")
+        for k, n in enumerate(self.inputs):
+            t = _msl(n.dtype)
+            if k in flat and not builtins.any(self.present[k]):
+                lines.append(f"    const {t} s{k} = a{k}[0];")
+                for q in range(4):
+                    lanes[q][k] = f"s{k}"
+                continue
+            for q in range(4):
+                if k in flat:
+                    addr = f"i{q}"
+                else:
+                    rename = functools.partial(re.sub, r"\bc(\d+)\b", rf"c\g<1>_{q}")
+                    if k == min(j for j in range(len(self.inputs)) if j not in flat):
+                        lines += ["    " + rename(c) for c in self.coords(f"i{q}", range(nd))]
+                    addr = rename(self.offset(k, range(nd)))
+                lines.append(f"    const {t} l{k}_{q} = a{k}[{addr}];")
+                lanes[q][k] = f"l{k}_{q}"
+        for q in range(4):
+            stmts, res = self.body(lanes[q])
+            lines += ["    {"] + ["      " + x for x in stmts]
+            lines += [f"      out[i{q}] = {res};", "    }"]
+        lines += ["    return;", "  }"]
+        return lines
 
     def _elementwise_cpu(self, name: str) -> str:
         I = self.index
@@ -735,6 +775,32 @@ class _Problem:
         lines.append(f"{indent}acc = FzOp::comb(acc, FzOp::load({res}, ulong({kvar})));")
         return lines
 
+    def _red_loop4(self, kvar: str, d: int) -> List[str]:
+        """A loop taking four elements per thread and iteration while all four are in range,
+        their loads issued before they are combined (in order: argmax keeps the first index);
+        the general loop finishes the rest."""
+        I = self.index
+        lines = [f"  for (; {kvar} + {I}(768) < k1; {kvar} += {I}(1024)) {{"]
+        lanes: List[Dict[int, str]] = [{} for _ in range(4)]
+        for k, n in enumerate(self.inputs):
+            t = _msl(n.dtype)
+            if not self.present[k][d]:
+                lines.append(f"    const {t} s{k} = a{k}[b{k}];")
+                for q in range(4):
+                    lanes[q][k] = f"s{k}"
+                continue
+            for q in range(4):
+                idx = f"({kvar} + {I}({q * 256}))"
+                lines.append(f"    const {t} l{k}_{q} = a{k}[b{k} + {idx} * {self.stride(k, d)}];")
+                lanes[q][k] = f"l{k}_{q}"
+        for q in range(4):
+            stmts, res = self.body(lanes[q])
+            lines += ["    {"] + ["      " + x for x in stmts]
+            lines.append(f"      acc = FzOp::comb(acc, FzOp::load({res}, ulong({kvar} + {I}({q * 256}))));")
+            lines.append("    }")
+        lines.append("  }")
+        return lines
+
     def _bases(self, mvar: str, indent: str, kept: List[int]) -> List[str]:
         lines = []
         if kept:
@@ -759,7 +825,10 @@ class _Problem:
         out += self._bases("m", "  ", kept)
         out += [f"  const {I} k0 = p * L;", f"  const {I} k1 = (K - k0 < L) ? K : k0 + L;",
                 "  FzOp::A acc = FzOp::id();",
-                f"  for ({I} kk = k0 + {I}(lid); kk < k1; kk += {I}(256)) {{"]
+                f"  {I} kk = k0 + {I}(lid);"]
+        if len(rdims) == 1:
+            out += self._red_loop4("kk", rdims[0])
+        out += [f"  for (; kk < k1; kk += {I}(256)) {{"]
         out += self._red_loop("kk", "    ", kept, rdims)
         out += ["  }", "  acc = group_combine<FzOp>(acc, sh, lid, 256u);",
                 "  if (lid == 0u) {",
@@ -830,7 +899,14 @@ _LIBS: Dict[Tuple[str, str], Any] = {}
 _CORES = os.cpu_count() or 1
 
 
+# Tests set this to "cuda" to generate the GPU forms of the kernels for the CPU device, whose
+# engine runs any MSL kernel: CI then checks the GPU code generation without a GPU.
+_FORMS_OVERRIDE: Optional[str] = None
+
+
 def _device_kind(device: Any) -> str:
+    if _FORMS_OVERRIDE is not None:
+        return _FORMS_OVERRIDE
     s = str(device)
     return s.split(":")[0]
 

@@ -45,7 +45,14 @@ pub(crate) fn aligned(a: &Array) -> bool {
 
 /// Drops axes of length 1 and merges axes that are contiguous with their inner neighbour in
 /// every operand. Returns the new shape and each operand's strides.
+///
+/// An empty iteration space (some extent 0) collapses to the single axis `[0]`: the strides of
+/// a zero-length axis say nothing (NumPy gives a `(0, 0)` array the strides of `(1, 1)`), and
+/// callers that collapse again after copying rely on reaching one axis.
 pub(crate) fn collapse(shape: &[usize], strides: &[Vec<isize>]) -> (Vec<usize>, Vec<Vec<isize>>) {
+    if shape.contains(&0) {
+        return (vec![0], vec![vec![1]; strides.len()]);
+    }
     let mut sh: Vec<usize> = Vec::new();
     let mut st: Vec<Vec<isize>> = vec![Vec::new(); strides.len()];
     for d in 0..shape.len() {
@@ -135,4 +142,29 @@ pub(crate) fn split_outer(
 
 pub(crate) fn check_device(op: &str, arrays: &[&Array]) -> Result<()> {
     crate::array::same_device(op, arrays)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse;
+
+    #[test]
+    fn collapse_merges_contiguous_axes_and_drops_unit_axes() {
+        let (sh, st) = collapse(&[4, 1, 3, 5], &[vec![15, 15, 5, 1], vec![0, 0, 0, 1]]);
+        assert_eq!(sh, vec![4, 15]);
+        assert_eq!(st, vec![vec![15, 1], vec![0, 1]]);
+    }
+
+    #[test]
+    fn an_empty_space_collapses_to_one_axis_whatever_its_strides() {
+        // A (0, 0) array has NumPy's strides (1, 1), and a [0:0, 0:0] view its parent's: neither
+        // merges by the stride rule, and a reduction that copies to merge would never get there.
+        for strides in [vec![1, 1], vec![29, 1], vec![0, 0]] {
+            let (sh, st) = collapse(&[0, 0], std::slice::from_ref(&strides));
+            assert_eq!(sh, vec![0]);
+            assert_eq!(st.len(), 1);
+            assert_eq!(st[0].len(), 1);
+        }
+        assert_eq!(collapse(&[3, 0, 2], &[vec![0, 2, 1], vec![2, 1, 1]]).0, vec![0]);
+    }
 }

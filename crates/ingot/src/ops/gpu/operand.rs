@@ -165,6 +165,9 @@ mod tests {
             assert_eq!(st.len(), 1);
             assert_eq!(st[0].len(), 1);
         }
-        assert_eq!(collapse(&[3, 0, 2], &[vec![0, 2, 1], vec![2, 1, 1]]).0, vec![0]);
+        assert_eq!(
+            collapse(&[3, 0, 2], &[vec![0, 2, 1], vec![2, 1, 1]]).0,
+            vec![0]
+        );
     }
 }

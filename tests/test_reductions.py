@@ -189,6 +189,44 @@ def test_empty_reductions_of_every_empty_layout(rng, dtype, shape):
     check_interpreter_alive()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_pack_folds_of_the_gpu_reductions(rng, dtype):
+    # The GPU reductions fold each 16-byte pack into one accumulator (PackFold in reduce.metal;
+    # var/std take a pack's mean and squared deviations directly). Run the folds themselves
+    # through the device's compiler against NumPy.
+    from ingot import _ingot
+
+    t = {"float32": "float", "float16": "half"}[dtype]
+    n = 16 // np.dtype(dtype).itemsize
+    src = _ingot._functor_source(ingot.default_device()) + f"""
+kernel void folds(device const {t}* x [[buffer(0)]], device float* out [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {{
+  Pack<{t}, {n}> p;
+  for (int q = 0; q < {n}; ++q) p.v[q] = x[i * {n} + q];
+  const auto m = PackFold<red_var_c1<{t}> >::f(p, 0);
+  out[i * 5 + 0] = float(m.n);
+  out[i * 5 + 1] = float(m.mean);
+  out[i * 5 + 2] = float(m.m2);
+  out[i * 5 + 3] = float(PackFold<red_sum<{t}> >::f(p, 0));
+  out[i * 5 + 4] = float(PackFold<red_argmax<{t}> >::f(p, 7).i);
+}}
+"""
+    k = ingot.compile(src, file_name="pack_folds.metal")["folds"]
+    packs = 33
+    a = (rng.standard_normal((packs, n)) * 3 + 5).astype(dtype)
+    out = ingot.full((packs * 5,), -7.0, dtype=ingot.float32)
+    k(ingot.asarray(a), out, grid=(packs,))
+    got = np.asarray(out.to_device("cpu")).reshape(packs, 5)
+    a64 = a.astype(np.float64)
+    mean = a64.mean(axis=1)
+    rt = 1e-6 if dtype == "float32" else 1e-3
+    np.testing.assert_array_equal(got[:, 0], n)
+    np.testing.assert_allclose(got[:, 1], mean, rtol=rt)
+    np.testing.assert_allclose(got[:, 2], ((a64 - mean[:, None]) ** 2).sum(axis=1), rtol=rt * 50, atol=rt * 50)
+    np.testing.assert_allclose(got[:, 3], a64.sum(axis=1), rtol=rt)
+    np.testing.assert_array_equal(got[:, 4], 7 + np.argmax(a, axis=1))
+
+
 def test_zero_dimensional_reductions():
     z = make(np.array(3.5, dtype=np.float32))
     assert float(ingot.sum(z)) == 3.5

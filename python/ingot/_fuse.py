@@ -842,8 +842,26 @@ class _Problem:
         out += ["  FzOp::A acc = FzOp::id();", f"  for ({I} kk = 0; kk < K; ++kk) {{"]
         out += self._red_loop("kk", "    ", kept, rdims)
         out += ["  }", f"  out[m] = {self._final('acc')};", "}"]
-        out.append(self._final_kernel(name))
+        out.append(self._final_kernel_gpu(name))
         return "\n".join(out)
+
+    def _final_kernel_gpu(self, name: str) -> str:
+        """Combines the P partial results of each output: one threadgroup per output (a single
+        thread per output waited for each of up to 2112 partials in turn: 0.3 ms on an H100)."""
+        I = self.index
+        return "\n".join([
+            f"[[max_total_threads_per_threadgroup(256)]] kernel void {name}_final(",
+            "    device const uchar* part [[buffer(0)]],",
+            f"    device {_msl(self.out.dtype)}* out [[buffer(1)]], constant {I}& M [[buffer(2)]],",
+            f"    constant {I}& P [[buffer(3)]], constant {I}& K [[buffer(4)]],",
+            "    uint lid [[thread_index_in_threadgroup]], uint gid [[threadgroup_position_in_grid]]) {",
+            "  threadgroup FzOp::A sh[256];",
+            f"  const {I} m = {I}(gid);",
+            "  device const FzOp::A* pa = (device const FzOp::A*)part;",
+            "  FzOp::A acc = FzOp::id();",
+            f"  for ({I} p = {I}(lid); p < P; p += {I}(256)) acc = FzOp::comb(acc, pa[m * P + p]);",
+            "  acc = group_combine<FzOp>(acc, sh, lid, 256u);",
+            f"  if (lid == 0u) out[m] = {self._final('acc')};", "}"])
 
     def _final_kernel(self, name: str) -> str:
         I = self.index
@@ -1006,7 +1024,10 @@ def _launcher(problem: _Problem, device: Any, picks: List[int]) -> Callable[[Lis
         else:
             k(*arrays, out, part, *pre, groups=groups, threadgroup=tg)
         if P > 1:
-            final(part, out, M, P, K, grid=(M,))
+            if cpu:
+                final(part, out, M, P, K, grid=(M,))
+            else:
+                final(part, out, M, P, K, groups=(M,), threadgroup=(256,))
         return out
 
     return run_red

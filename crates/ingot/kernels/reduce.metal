@@ -168,6 +168,39 @@ template <class T> struct red_var_c1 : red_moments<T, 1, 0> {};
 template <class T> struct red_std_c0 : red_moments<T, 0, 1> {};
 template <class T> struct red_std_c1 : red_moments<T, 1, 1> {};
 
+// The accumulator of one pack of N contiguous elements (first index k0), combined in order.
+template <class Op> struct PackFold {
+  template <class T, int N> static typename Op::A f(Pack<T, N> a, ulong k0) {
+    typename Op::A acc = Op::load(a.v[0], k0);
+    for (int q = 1; q < N; ++q) acc = Op::comb(acc, Op::load(a.v[q], k0 + ulong(q)));
+    return acc;
+  }
+};
+// Moments of a pack directly (its mean, then the squared deviations from it): one Chan combine
+// per pack instead of one per element, whose division made var/std compute-bound on an H100.
+template <class Op> struct MomentsFold {
+  template <class T, int N> static typename Op::A f(Pack<T, N> a, ulong) {
+    typedef typename Op::C C;
+    C s = C(0);
+    for (int q = 0; q < N; ++q) s += C(a.v[q]);
+    const C mean = s * (C(1) / C(N));
+    C m2 = C(0);
+    for (int q = 0; q < N; ++q) {
+      const C d = C(a.v[q]) - mean;
+      m2 += d * d;
+    }
+    typename Op::A r;
+    r.n = ulong(N);
+    r.mean = mean;
+    r.m2 = m2;
+    return r;
+  }
+};
+template <class T> struct PackFold<red_var_c0<T>> : MomentsFold<red_var_c0<T>> {};
+template <class T> struct PackFold<red_var_c1<T>> : MomentsFold<red_var_c1<T>> {};
+template <class T> struct PackFold<red_std_c0<T>> : MomentsFold<red_std_c0<T>> {};
+template <class T> struct PackFold<red_std_c1<T>> : MomentsFold<red_std_c1<T>> {};
+
 // Tree combine of one value per thread in threadgroup memory; thread 0 gets the result.
 template <class Op>
 inline typename Op::A group_combine(typename Op::A acc, threadgroup typename Op::A* sh, uint lid, uint nl) {
@@ -211,15 +244,10 @@ template <class Op, class T, class O>
       typename Op::A acc1 = Op::id();
       for (; j + nl < nv; j += 2ul * nl) {
         Pack<T, N> a = xv[j], b = xv[j + nl];
-        for (int q = 0; q < N; ++q) {
-          acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
-          acc1 = Op::comb(acc1, Op::load(b.v[q], (j + nl) * N + q));
-        }
+        acc = Op::comb(acc, PackFold<Op>::f(a, j * N));
+        acc1 = Op::comb(acc1, PackFold<Op>::f(b, (j + nl) * N));
       }
-      for (; j < nv; j += nl) {
-        Pack<T, N> a = xv[j];
-        for (int q = 0; q < N; ++q) acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
-      }
+      for (; j < nv; j += nl) acc = Op::comb(acc, PackFold<Op>::f(xv[j], j * N));
       acc = Op::comb(acc, acc1);
       for (ulong k = nv * N + lid; k < g.k; k += nl) acc = Op::comb(acc, Op::load(x[base + long(k)], k));
     } else {
@@ -356,15 +384,10 @@ template <class Op, class T>
     typename Op::A acc1 = Op::id();
     for (; j + nt < nv; j += 2ul * nt) {
       Pack<T, N> a = xv[j], b = xv[j + nt];
-      for (int q = 0; q < N; ++q) {
-        acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
-        acc1 = Op::comb(acc1, Op::load(b.v[q], (j + nt) * N + q));
-      }
+      acc = Op::comb(acc, PackFold<Op>::f(a, j * N));
+      acc1 = Op::comb(acc1, PackFold<Op>::f(b, (j + nt) * N));
     }
-    for (; j < nv; j += nt) {
-      Pack<T, N> a = xv[j];
-      for (int q = 0; q < N; ++q) acc = Op::comb(acc, Op::load(a.v[q], j * N + q));
-    }
+    for (; j < nv; j += nt) acc = Op::comb(acc, PackFold<Op>::f(xv[j], j * N));
     acc = Op::comb(acc, acc1);
     done = nv * N;
   }

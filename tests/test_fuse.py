@@ -189,6 +189,34 @@ def test_gpu_kernel_forms_on_the_cpu_engine(rng, monkeypatch, dtype):
             check(got, want, dtype, scale=64)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "uint8"])
+def test_square_is_a_multiply(rng, monkeypatch, dtype):
+    # x ** 2 with a constant 2 is generated as x * x: the same values as the eager pow.
+    if not supported(dtype):
+        pytest.skip("no float64 on this device")
+    sources = []
+    real = _fuse._Problem.source
+    monkeypatch.setattr(_fuse._Problem, "source",
+                        lambda self, pre, name: sources.append(real(self, pre, name)) or sources[-1])
+    x, xn = rand(rng, (3, 1100), dtype)
+    y, yn = rand(rng, (1100,), dtype)
+    f = ingot.fuse(lambda a, b: (a - b) ** 2 + a ** 2.0 if dtype in FLOATS else (a - b) ** 2)
+    got = f(x, y)
+    assert f.is_fused(x, y)
+    assert "bop_pow" not in sources[-1][-3000:] and "bop_multiply" in sources[-1]
+    eager = (x - y) ** 2 + x ** 2.0 if dtype in FLOATS else (x - y) ** 2
+    if dtype in FLOATS:
+        check(got, to_np(eager), dtype)  # a fused multiply-add may round once less
+        check(got, (xn - yn) ** 2 + xn ** 2, dtype, scale=4)
+        s = ingot.fuse(lambda a, b: ingot.sum((a - b) ** 2, axis=1))(x, y)
+        check(s, ((xn - yn) ** 2).sum(axis=1), dtype, scale=64)
+    else:
+        np.testing.assert_array_equal(to_np(got), to_np(eager))
+        want = (xn.astype(np.int64) - yn) ** 2
+        np.testing.assert_array_equal(to_np(got), want.astype(dtype) if dtype == "int32" else
+                                      ((xn - yn).astype(np.uint8) ** 2).astype(np.uint8))
+
+
 def test_type_promotion_casts_and_scalars(rng):
     a, an = rand(rng, (50,), "int8")
     b, bn = rand(rng, (50,), "float32")

@@ -59,6 +59,16 @@ def _msl(dtype: Any) -> str:
     return _MSL[dtype.name]
 
 
+def _is_square(n: "_Node") -> builtins.bool:
+    """Whether binary node ``n`` is ``x ** 2`` with a constant 2, on a real dtype."""
+    if n.name != "pow" or n.args[1].op != "const":
+        return False
+    v = n.args[1].extra
+    if isinstance(v, builtins.bool) or not isinstance(v, (int, float)) or v != 2:
+        return False
+    return n.compute.name in ("float16", "bfloat16", "float32", "float64") or n.compute.name.startswith(("int", "uint"))
+
+
 def _is_float(dtype: Any) -> builtins.bool:
     return dtype.name in ("float16", "bfloat16", "float32", "float64")
 
@@ -588,6 +598,10 @@ class _Problem:
                 x = _cvt(names[id(a)], a.dtype, n.compute)
                 y = _cvt(names[id(b)], b.dtype, n.compute)
                 e = f"bop_{n.name}::f<{_msl(n.compute)}>({x}, {y})"
+                if _is_square(n):
+                    # x ** 2 as x * x (NumPy's fast path too): the same correctly rounded value,
+                    # and a general pow per element made fused reductions compute-bound.
+                    e = f"bop_multiply::f<{_msl(n.compute)}>({x}, {x})"
                 if n.name not in _BINARY_PRED:
                     e = _cvt(e, n.compute, n.dtype)
                 stmts.append(f"const {_msl(n.dtype)} {v} = {e};")

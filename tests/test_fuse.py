@@ -314,6 +314,26 @@ def test_var_std_corrections_and_specials(rng):
     assert np.isnan(float(to_np(ingot.fuse(lambda v: ingot.std(v * 1.0))(nan))))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_var_std_of_lone_nan_and_infinity(dtype):
+    # One element per slice: Welford's m2 stays 0 for a NaN or an infinity; NumPy says NaN.
+    if not supported(dtype):
+        pytest.skip("no float64 on this device")
+    cases = [np.array(np.nan), np.array([np.inf]), np.array([[1.0], [np.nan], [-np.inf], [2.0]]),
+             np.array([[np.nan, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]])]
+    for a in cases:
+        a = a.astype(dtype)
+        x = ingot.asarray(a, device=dev())
+        axis = 1 if a.ndim == 2 else None
+        for name in ("var", "std"):
+            with np.errstate(invalid="ignore"):
+                want = getattr(np, name)(a.astype(np.float64), axis=axis)
+            got = getattr(ingot, name)(x, axis=axis)
+            np.testing.assert_array_equal(to_np(got), want.astype(dtype))
+            fused = ingot.fuse(lambda v, name=name: getattr(ingot, name)(v * 1.0, axis=axis))(x)
+            np.testing.assert_array_equal(to_np(fused), want.astype(dtype))
+
+
 # ---- caches, fallbacks, overhead -----------------------------------------------------------------
 
 

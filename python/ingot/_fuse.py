@@ -789,30 +789,28 @@ class _Problem:
         lines.append(f"{indent}acc = FzOp::comb(acc, FzOp::load({res}, ulong({kvar})));")
         return lines
 
-    def _red_loop4(self, kvar: str, d: int) -> List[str]:
-        """A loop taking four elements per thread and iteration while all four are in range,
-        their loads issued before they are combined (in order: argmax keeps the first index);
-        the general loop finishes the rest."""
+    def _red_lanes4(self, kvar: str, d: int, ind: str) -> List[str]:
+        """Accumulates elements kvar, kvar + 256, + 512, + 768 of the row (all in range): their
+        loads issued before they are combined, in order (argmax keeps the first index)."""
         I = self.index
-        lines = [f"  for (; {kvar} + {I}(768) < k1; {kvar} += {I}(1024)) {{"]
+        lines: List[str] = []
         lanes: List[Dict[int, str]] = [{} for _ in range(4)]
         for k, n in enumerate(self.inputs):
             t = _msl(n.dtype)
             if not self.present[k][d]:
-                lines.append(f"    const {t} s{k} = a{k}[b{k}];")
+                lines.append(f"{ind}const {t} s{k} = a{k}[b{k}];")
                 for q in range(4):
                     lanes[q][k] = f"s{k}"
                 continue
             for q in range(4):
                 idx = f"({kvar} + {I}({q * 256}))"
-                lines.append(f"    const {t} l{k}_{q} = a{k}[b{k} + {idx} * {self.stride(k, d)}];")
+                lines.append(f"{ind}const {t} l{k}_{q} = a{k}[b{k} + {idx} * {self.stride(k, d)}];")
                 lanes[q][k] = f"l{k}_{q}"
         for q in range(4):
             stmts, res = self.body(lanes[q])
-            lines += ["    {"] + ["      " + x for x in stmts]
-            lines.append(f"      acc = FzOp::comb(acc, FzOp::load({res}, ulong({kvar} + {I}({q * 256}))));")
-            lines.append("    }")
-        lines.append("  }")
+            lines += [ind + "{"] + [ind + "  " + x for x in stmts]
+            lines.append(f"{ind}  acc = FzOp::comb(acc, FzOp::load({res}, ulong({kvar} + {I}({q * 256}))));")
+            lines.append(ind + "}")
         return lines
 
     def _bases(self, mvar: str, indent: str, kept: List[int]) -> List[str]:
@@ -837,14 +835,19 @@ class _Problem:
                 "  threadgroup FzOp::A sh[256];",
                 f"  const {I} m = {I}(gid) / P;", f"  const {I} p = {I}(gid) - m * P;"]
         out += self._bases("m", "  ", kept)
-        out += [f"  const {I} k0 = p * L;", f"  const {I} k1 = (K - k0 < L) ? K : k0 + L;",
-                "  FzOp::A acc = FzOp::id();",
-                f"  {I} kk = k0 + {I}(lid);"]
+        # Part p of an output takes blocks p, p + P, p + 2P... of 1024 elements (interleaved
+        # parts stream through memory together, as the built-in reductions' grid-stride loops).
+        out += ["  FzOp::A acc = FzOp::id();",
+                f"  for ({I} kb = p * {I}(1024); kb < K; kb += P * {I}(1024)) {{",
+                f"    const {I} kk = kb + {I}(lid);"]
         if len(rdims) == 1:
-            out += self._red_loop4("kk", rdims[0])
-        out += [f"  for (; kk < k1; kk += {I}(256)) {{"]
-        out += self._red_loop("kk", "    ", kept, rdims)
-        out += ["  }", "  acc = group_combine<FzOp>(acc, sh, lid, 256u);",
+            out += [f"    if (kk + {I}(768) < K) {{"]
+            out += self._red_lanes4("kk", rdims[0], "      ")
+            out += ["      continue;", "    }"]
+        out += ["    for (uint q = 0; q < 4u; ++q) {",
+                f"      const {I} kq = kk + {I}(q) * {I}(256);", "      if (kq >= K) break;"]
+        out += self._red_loop("kq", "      ", kept, rdims)
+        out += ["    }", "  }", "  acc = group_combine<FzOp>(acc, sh, lid, 256u);",
                 "  if (lid == 0u) {",
                 f"    if (P == {I}(1)) out[m] = {self._final('acc')};",
                 "    else ((device FzOp::A*)part)[gid] = acc;", "  }", "}"]

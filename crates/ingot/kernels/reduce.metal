@@ -160,6 +160,9 @@ template <class T, int CORR, int SQRT> struct red_moments {
   template <class O> static O out(A a) {
     C den = C(a.n) > C(CORR) ? C(a.n) - C(CORR) : C(0);
     C v = a.m2 / den;
+    // A lone NaN or infinity leaves m2 at 0 (it is never subtracted from anything): the
+    // variance is NaN as soon as the mean is not finite.
+    if (!(a.mean - a.mean == C(0))) v = a.mean - a.mean;
     return cvt<O>(SQRT ? C(sqrt(v)) : v);
   }
 };

@@ -227,6 +227,41 @@ kernel void folds(device const {t}* x [[buffer(0)]], device float* out [[buffer(
     np.testing.assert_array_equal(got[:, 4], 7 + np.argmax(a, axis=1))
 
 
+@pytest.mark.parametrize("tg", [256, 96, 40])
+def test_group_combine_of_the_gpu_reductions(rng, tg):
+    # group_combine (reduce.metal): SIMD-group shuffles of whole accumulators, then one value per
+    # SIMD-group; threadgroups that are not a multiple of 32 take the plain path.
+    from ingot import _ingot
+
+    src = _ingot._functor_source(ingot.default_device()) + """
+kernel void combine(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint lid [[thread_index_in_threadgroup]], uint nl [[threads_per_threadgroup]],
+                    uint gid [[threadgroup_position_in_grid]]) {
+  threadgroup red_sum<float>::A s1[256];
+  threadgroup red_argmax<float>::A s2[256];
+  threadgroup red_var_c0<float>::A s3[256];
+  const float v = x[gid * nl + lid];
+  const float s = group_combine<red_sum<float> >(red_sum<float>::load(v, lid), s1, lid, nl);
+  const auto a = group_combine<red_argmax<float> >(red_argmax<float>::load(v, lid), s2, lid, nl);
+  const auto m = group_combine<red_var_c0<float> >(red_var_c0<float>::load(v, lid), s3, lid, nl);
+  if (lid == 1u) {
+    out[gid * 3 + 0] = s;
+    out[gid * 3 + 1] = float(a.i);
+    out[gid * 3 + 2] = red_var_c0<float>::out<float>(m);
+  }
+}
+"""
+    k = ingot.compile(src, file_name="group_combine.metal")["combine"]
+    groups = 5
+    a = rng.standard_normal((groups, tg)).astype(np.float32)
+    out = ingot.full((groups * 3,), -7.0, dtype=ingot.float32)
+    k(ingot.asarray(a), out, groups=(groups,), threadgroup=(tg,))
+    got = np.asarray(out.to_device("cpu")).reshape(groups, 3)
+    np.testing.assert_allclose(got[:, 0], a.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, 1], np.argmax(a, axis=1))
+    np.testing.assert_allclose(got[:, 2], a.astype(np.float64).var(axis=1), rtol=1e-5)
+
+
 def test_zero_dimensional_reductions():
     z = make(np.array(3.5, dtype=np.float32))
     assert float(ingot.sum(z)) == 3.5

@@ -75,6 +75,32 @@ def test_nextafter_is_exact(rng, dtype):
     np.testing.assert_array_equal(got[~nan].view(ibits), want[~nan].view(ibits))
 
 
+def test_nextafter_functor_of_the_gpu_kernels_on_signed_zeros():
+    # The GPU kernels' bop_nextafter (binary.metal) run through the device's compiler: for equal
+    # arguments float16 returns x (NumPy), float32 returns y (C), bit for bit.
+    from ingot import _ingot
+
+    src = _ingot._functor_source(ingot.default_device()) + """
+kernel void na(device const half* x [[buffer(0)]], device const half* y [[buffer(1)]],
+               device half* o [[buffer(2)]], device const float* xf [[buffer(3)]],
+               device const float* yf [[buffer(4)]], device float* of [[buffer(5)]],
+               uint i [[thread_position_in_grid]]) {
+  o[i] = bop_nextafter::f(x[i], y[i]);
+  of[i] = bop_nextafter::f(xf[i], yf[i]);
+}
+"""
+    k = ingot.compile(src, file_name="nextafter_functor.metal")["na"]
+    x = np.array([-0.0, 0.0, 1.0, -0.0, 2.0], dtype=np.float16)
+    y = np.array([0.0, -0.0, 1.0, 1.0, -np.inf], dtype=np.float16)
+    o = ingot.full((5,), 7.0, dtype=ingot.float16)
+    of = ingot.full((5,), 7.0, dtype=ingot.float32)
+    k(make(x, "float16"), make(y, "float16"), o, make(x.astype(np.float32), "float32"),
+      make(y.astype(np.float32), "float32"), of, grid=(5,))
+    np.testing.assert_array_equal(to_np(o).view(np.uint16), np.nextafter(x, y).view(np.uint16))
+    np.testing.assert_array_equal(to_np(of).view(np.uint32),
+                                  np.nextafter(x.astype(np.float32), y.astype(np.float32)).view(np.uint32))
+
+
 def test_nextafter_bfloat16_steps_one_bfloat16_ulp():
     vals = np.array([1.0, -1.0, 0.0, -0.0, 3.0e38, 1e-38], dtype=np.float32)
     toward = np.array([2.0, 0.0, -1.0, 1.0, np.inf, 0.0], dtype=np.float32)

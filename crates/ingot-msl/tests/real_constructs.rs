@@ -838,3 +838,26 @@ template [[host_name("block_sort_f32")]] kernel void block_sort<float>(device fl
     both(src);
     cpu_compiles("kernel_named_like_a_member", src);
 }
+
+#[test]
+fn library_defines_bfloat_min_max_in_namespace_metal() {
+    // MLX's bf16_math.h defines Metal's missing bfloat math, min/max included, as plain
+    // functions in namespace metal: the prelude must not define the same signatures.
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef bfloat bfloat16_t;
+namespace metal {
+inline bfloat16_t max(bfloat16_t x, bfloat16_t y) { return bfloat16_t(fmax(float(x), float(y))); }
+inline bfloat16_t min(bfloat16_t x, bfloat16_t y) { return bfloat16_t(fmin(float(x), float(y))); }
+} // namespace metal
+kernel void k(device bfloat16_t* b [[buffer(0)]], device float* f [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  b[i] = max(b[i], b[0]) + metal::min(b[i], bfloat16_t(1.0f));
+  f[i] = max(f[i], 0.5f) + float(max(bfloat(f[i]), bfloat(2.0f)));
+}
+"#;
+    assert_eq!(names(src), ["k"]);
+    both(src);
+    cpu_compiles("lib_bfloat_min_max", src);
+}

@@ -438,12 +438,14 @@ max(T x, U y, None...) {
   return max(x, T(y));
 }
 // CUDA declares max(int, int) & co. at global scope already: there the plain overloads are only
-// for half and bfloat (two plain candidates of the same signature would be ambiguous).
+// for half (two plain candidates of the same signature would be ambiguous). None for bfloat:
+// Metal has no bfloat min/max, and libraries define their own (MLX's bf16_math.h defines
+// `metal::max(bfloat16_t, bfloat16_t)`, a redefinition beside a plain one); bfloat arguments
+// take the (T, T) template, still more specialized than a library's (T, U).
 #define INGOT_MINMAX_PLAIN(T)                                    \
   INGOT_FN T min(T x, T y) { return min<T>(x, y); }              \
   INGOT_FN T max(T x, T y) { return max<T>(x, y); }
 INGOT_MINMAX_PLAIN(half)
-INGOT_MINMAX_PLAIN(bfloat)
 #if !defined(INGOT_TARGET_CUDA)
 INGOT_MINMAX_PLAIN(char)
 INGOT_MINMAX_PLAIN(uchar)

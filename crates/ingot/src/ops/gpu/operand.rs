@@ -150,9 +150,14 @@ mod tests {
 
     #[test]
     fn collapse_merges_contiguous_axes_and_drops_unit_axes() {
+        // (4, 1, 3, 5): the unit axis drops; the outer two merge in both operands (the second
+        // broadcasts over them), the last does not merge for the broadcast one.
         let (sh, st) = collapse(&[4, 1, 3, 5], &[vec![15, 15, 5, 1], vec![0, 0, 0, 1]]);
-        assert_eq!(sh, vec![4, 15]);
-        assert_eq!(st, vec![vec![15, 1], vec![0, 1]]);
+        assert_eq!(sh, vec![12, 5]);
+        assert_eq!(st, vec![vec![5, 1], vec![0, 1]]);
+        let (sh, st) = collapse(&[4, 1, 3, 5], &[vec![15, 15, 5, 1]]);
+        assert_eq!(sh, vec![60]);
+        assert_eq!(st, vec![vec![1]]);
     }
 
     #[test]

@@ -533,3 +533,31 @@ def test_softmax_family(rng, monkeypatch, kernel, dtype):
     lse = to_np(nn.logsumexp(special, axis=1))
     assert np.isclose(lse[0], np.log(1 + np.e)) and lse[1] == -np.inf and lse[2] == np.inf
     assert np.isnan(lse[3])
+
+
+@pytest.mark.parametrize("k", [1, 255, 8192, 8193, 20000])
+def test_softmax_row_lengths_either_side_of_the_register_path(rng, monkeypatch, k):
+    # Rows up to 8192 values are held in registers; longer ones take the online pass. A row of
+    # three +inf / -inf / NaN cases rides along at each length.
+    monkeypatch.setattr(nn, "_FORCE_KERNEL", True)
+    xn = rng.standard_normal((5, k)) * 4
+    xn[1, k // 2] = 60.0  # one dominant value
+    xn[2, :] = -np.inf
+    xn[3, k - 1] = np.inf
+    xn[4, 0] = np.nan
+    x = ingot.asarray(xn.astype(np.float32), device=dev())
+    xs = xn.astype(np.float32).astype(np.float64)
+    poison((5, k), "float32")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m = np.max(xs, axis=1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        e = np.exp(xs - m)
+        want_sm = e / e.sum(axis=1, keepdims=True)
+        want_lse = (np.log(e.sum(axis=1, keepdims=True)) + m)[:, 0]
+        want_lsm = xs - want_lse[:, None]
+    t = 2e-6 * 16
+    np.testing.assert_allclose(to_np(nn.softmax(x, axis=1)), want_sm, rtol=t, atol=t, equal_nan=True)
+    np.testing.assert_allclose(to_np(nn.logsumexp(x, axis=1)), want_lse, rtol=t, atol=t, equal_nan=True)
+    got = to_np(nn.log_softmax(x, axis=1))
+    np.testing.assert_allclose(got[[0, 1]], want_lsm[[0, 1]], rtol=t, atol=t * 10)
+    assert np.isnan(got[4]).all() and np.isnan(to_np(nn.softmax(x, axis=1))[4]).all()

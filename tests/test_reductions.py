@@ -262,6 +262,56 @@ kernel void combine(device const float* x [[buffer(0)]], device float* out [[buf
     np.testing.assert_allclose(got[:, 2], a.astype(np.float64).var(axis=1), rtol=1e-5)
 
 
+def test_simd_combine_of_the_gpu_reductions(rng):
+    # simd_combine (reduce.metal): each SIMD group of 32 threads combines its own accumulators;
+    # run through the device's compiler, one result per SIMD group against NumPy.
+    from ingot import _ingot
+
+    src = _ingot._functor_source(ingot.default_device()) + """
+kernel void combine(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint lid [[thread_index_in_threadgroup]], uint gid [[threadgroup_position_in_grid]]) {
+  threadgroup red_sum<float>::A s1[256];
+  threadgroup red_argmax<float>::A s2[256];
+  threadgroup red_var_c0<float>::A s3[256];
+  const uint lane = lid & 31u;
+  const float v = x[gid * 256u + lid];
+  const float s = simd_combine<red_sum<float> >(red_sum<float>::load(v, lane), s1, lid);
+  const auto a = simd_combine<red_argmax<float> >(red_argmax<float>::load(v, lane), s2, lid);
+  const auto m = simd_combine<red_var_c0<float> >(red_var_c0<float>::load(v, lane), s3, lid);
+  if (lane == 5u) {
+    const uint row = gid * 8u + (lid >> 5);
+    out[row * 3 + 0] = s;
+    out[row * 3 + 1] = float(a.i);
+    out[row * 3 + 2] = red_var_c0<float>::out<float>(m);
+  }
+}
+"""
+    k = ingot.compile(src, file_name="simd_combine.metal")["combine"]
+    groups = 3
+    a = rng.standard_normal((groups * 8, 32)).astype(np.float32)
+    out = ingot.full((groups * 8 * 3,), -7.0, dtype=ingot.float32)
+    k(ingot.asarray(a), out, groups=(groups,), threadgroup=(256,))
+    got = np.asarray(out.to_device("cpu")).reshape(groups * 8, 3)
+    np.testing.assert_allclose(got[:, 0], a.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, 1], np.argmax(a, axis=1))
+    np.testing.assert_allclose(got[:, 2], a.astype(np.float64).var(axis=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("k", [65, 256, 4099, 16384])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_many_rows_one_simd_group_each(rng, k, dtype):
+    # 4,096 rows and more, of 65 to 16,384 elements: on GPUs one SIMD group reduces each row
+    # (reduce_rows_simd), with pack loads when the rows start 16-byte aligned (k = 256, 16384).
+    m = 4100 if k < 4000 else 4096
+    a = random_data(rng, (m, k), dtype)
+    x = make(a)
+    for name in ("sum", "max", "var", "std"):
+        check_reduction(getattr(ingot, name)(x, axis=1), a, name, dtype, 1, False)
+    check_reduction(ingot.argmax(x, axis=1), a, "argmax", dtype, 1, False)
+    # A view whose rows start one element in: scalar loads.
+    check_reduction(ingot.sum(x[:, 1:], axis=1), a[:, 1:], "sum", dtype, 1, False)
+
+
 def test_zero_dimensional_reductions():
     z = make(np.array(3.5, dtype=np.float32))
     assert float(ingot.sum(z)) == 3.5

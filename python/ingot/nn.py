@@ -6,11 +6,12 @@ functions: the main namespace stays the standard's (plus NumPy spellings), and w
 own goes in a named module, as ``ingot.linalg`` and ``ingot.random`` (the layout of
 ``torch.nn.functional`` / ``jax.nn``; ``logsumexp`` is also ``scipy.special.logsumexp``).
 
-On GPUs each is one launch of an online-softmax row kernel (MSL, compiled through the translator
-like any kernel): one threadgroup per row keeps a running maximum and a running sum of
-``exp(x - max)`` rescaled when the maximum grows, combines the threads' pairs, and (for
-``softmax``/``log_softmax``) writes the row in a second sweep over it, which the GPU's cache
-mostly serves; the input is read from memory about once. The arithmetic is in float32 for 16-
+On GPUs each is one launch of a row kernel (MSL, compiled through the translator like any
+kernel), one threadgroup per row. Rows of up to 8,192 values stay in the threads' registers: the
+row is read once, its maximum and then its sum of ``exp(x - max)`` are reduced over the
+threadgroup, and the output is written from the registers. Longer rows take an online pass (a
+running maximum and a running sum rescaled when the maximum grows) and a second sweep that the
+GPU's cache mostly serves. The arithmetic is in float32 for 16-
 and 32-bit floats and float64 for float64. On the CPU they are compositions of the native
 vectorised ops (max, subtract, exp, sum), which are at NumPy's speed there without a compile.
 Integer inputs are converted to the default float dtype first.
@@ -54,17 +55,76 @@ inline void sm_merge(thread C& m, thread C& s, C m2, C s2) {
   m = mm;
 }
 
+// The threadgroup's maximum / sum of one value per thread: a SIMD-group reduction, then every
+// thread folds the SIMD groups' partials (at most 256 / SIMD width of them).
+inline C group_max(C v, threadgroup C* part, uint sg, uint nsg, uint lane) {
+  v = simd_max(v);
+  if (lane == 0u) part[sg] = v;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  C r = part[0];
+  for (uint i = 1u; i < nsg; ++i) r = max(r, part[i]);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  return r;
+}
+inline C group_sum(C v, threadgroup C* part, uint sg, uint nsg, uint lane) {
+  v = simd_sum(v);
+  if (lane == 0u) part[sg] = v;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  C r = part[0];
+  for (uint i = 1u; i < nsg; ++i) r += part[i];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  return r;
+}
+
+// Values of a row one thread keeps in registers: rows up to 256 * HELD are read from memory once
+// (maximum, then the sum of exponentials, then the output from the registers); longer rows take
+// the online pass and a second sweep that the cache mostly serves.
+#define HELD 32u
+
 // MODE 0: softmax, 1: log_softmax (rows of K written to out), 2: logsumexp (out[row]).
 [[max_total_threads_per_threadgroup(256)]] kernel void softmax_rows(
     device const T* x [[buffer(0)]], device T* out [[buffer(1)]],
     constant ulong& M [[buffer(2)]], constant ulong& K [[buffer(3)]],
     constant uint& mode [[buffer(4)]],
     uint lid [[thread_index_in_threadgroup]], uint gid [[threadgroup_position_in_grid]],
-    uint ng [[threadgroups_per_grid]]) {
+    uint ng [[threadgroups_per_grid]], uint sg [[simdgroup_index_in_threadgroup]],
+    uint nsg [[simdgroups_per_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
   threadgroup C sm[256];
   threadgroup C ss[256];
   for (ulong r = gid; r < M; r += ng) {
     device const T* xr = x + r * K;
+    device T* o = out + r * K;
+    if (K <= ulong(HELD) * 256ul) {
+      C v[HELD];
+      C lm = -C(INFINITY);
+      for (uint j = 0u; j < HELD; ++j) {
+        const ulong k = ulong(lid) + ulong(j) * 256ul;
+        v[j] = k < K ? C(xr[k]) : -C(INFINITY);
+        lm = max(lm, v[j]);
+      }
+      const C mx = group_max(lm, sm, sg, nsg, lane);
+      // A row of infinities is shifted by 0 (as the composed form): -inf rows sum to 0, +inf to inf.
+      const C shift = isfinite(mx) ? mx : C(0);
+      C ls = C(0);
+      for (uint j = 0u; j < HELD; ++j) ls += exp(v[j] - shift);
+      const C sum = group_sum(ls, ss, sg, nsg, lane);
+      if (mode == 2u) {
+        if (lid == 0u) out[r] = T(shift + log(sum));
+      } else if (mode == 1u) {
+        const C sub = shift + log(sum);
+        for (uint j = 0u; j < HELD; ++j) {
+          const ulong k = ulong(lid) + ulong(j) * 256ul;
+          if (k < K) o[k] = T(v[j] - sub);
+        }
+      } else {
+        const C inv = C(1) / sum;
+        for (uint j = 0u; j < HELD; ++j) {
+          const ulong k = ulong(lid) + ulong(j) * 256ul;
+          if (k < K) o[k] = T(exp(v[j] - shift) * inv);
+        }
+      }
+      continue;
+    }
     C m = -C(INFINITY), s = C(0);
     for (ulong k = lid; k < K; k += 256ul) sm_push(m, s, C(xr[k]));
     sm[lid] = m;
@@ -85,11 +145,9 @@ inline void sm_merge(thread C& m, thread C& s, C m2, C s2) {
       if (lid == 0u) out[r] = T(mx + log(sum));
     } else if (mode == 1u) {
       const C sub = mx + log(sum);
-      device T* o = out + r * K;
       for (ulong k = lid; k < K; k += 256ul) o[k] = T(C(xr[k]) - sub);
     } else {
       const C inv = C(1) / sum;
-      device T* o = out + r * K;
       for (ulong k = lid; k < K; k += 256ul) o[k] = T(exp(C(xr[k]) - mx) * inv);
     }
   }

@@ -770,13 +770,22 @@ template <typename T>
 enable_if_t<is_floating_point_v<T>, T> min(T a, T b) { return isunordered(a, b) ? NAN : ::metal::min(a, b); }
 template <typename T>
 float erf(T x) { return tanh(1.2f * float(x)); } // Metal has no erf: libraries bring their own
+template <typename T>
+enable_if_t<is_floating_point_v<T>, T> maxf(T a, T b) { return a > b ? a : b; }
 } // namespace lib
+namespace lib2 {
+// PyTorch's c10::metal::max(T, T) called with bfloat arguments: Metal has none of its own.
+template <typename T>
+enable_if_t<is_floating_point_v<T>, T> max(T a, T b) { return isunordered(a, b) ? T(NAN) : (a > b ? a : b); }
+inline float pick(bfloat a, bfloat b) { return float(max(a, b)); }
+} // namespace lib2
 using namespace lib;
 kernel void k(device int* out [[buffer(0)]], device half* h [[buffer(1)]], device float* f [[buffer(2)]],
               uint i [[thread_position_in_grid]]) {
   out[i] = max(0, int(i) - 3) + max(out[i], 2L) + min(int(i), 4);
   h[i] = min(h[i], half(1)) + max(h[i], h[0]);
   f[i] = min(f[i], 0.5f) + max(f[i], 1) + float(max(bfloat(f[i]), bfloat(2))) + erf(f[i]);
+  f[i] += lib2::pick(bfloat(f[i]), bfloat(3.0f)) + float(metal::min(bfloat(f[i]), bfloat(1.0f)));
 }
 "#;
     assert_eq!(names(src), ["k"]);

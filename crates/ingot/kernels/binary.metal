@@ -129,15 +129,14 @@ template <class C> inline C x_logaddexp(C a, C b) {
 struct bop_logaddexp { template <class T> static T f(T a, T b) { return T(x_logaddexp(cf(a), cf(b))); } };
 // nextafter on the bits of T itself (half and bfloat step in their own precision).
 template <class T> struct FBits;
-// equal_gives_x: NumPy's float16 nextafter returns x for equal arguments (+0 toward -0 stays
-// +0); C's, which NumPy uses for the other types, returns y. The choice is made on the bits:
-// on CUDA (H200 run of 2026-11-27) `a == b ? x : y` on half values gave y for x = -0, y = +0,
-// the select of two values a compiler may treat as equal when it ignores the sign of zero.
-template <> struct FBits<half> { typedef ushort U; enum { sign_shift = 15, equal_gives_x = 1 }; };
-template <> struct FBits<bfloat> { typedef ushort U; enum { sign_shift = 15, equal_gives_x = 0 }; };
-template <> struct FBits<float> { typedef uint U; enum { sign_shift = 31, equal_gives_x = 0 }; };
+// Equal arguments give y for every type (the array API standard: -0 toward +0 is +0). The choice
+// is made on the bits: on CUDA (H200, 2026-11-27) `a == b ? x : y` on half values could return
+// either zero, a select of two values a compiler may treat as equal when it ignores their sign.
+template <> struct FBits<half> { typedef ushort U; enum { sign_shift = 15 }; };
+template <> struct FBits<bfloat> { typedef ushort U; enum { sign_shift = 15 }; };
+template <> struct FBits<float> { typedef uint U; enum { sign_shift = 31 }; };
 #ifdef INGOT_HAS_F64
-template <> struct FBits<double> { typedef ulong U; enum { sign_shift = 63, equal_gives_x = 0 }; };
+template <> struct FBits<double> { typedef ulong U; enum { sign_shift = 63 }; };
 #endif
 struct bop_nextafter {
   template <class T> static T f(T x, T y) {
@@ -146,7 +145,7 @@ struct bop_nextafter {
     C a = cf(x), b = cf(y);
     if (isnan(a)) return x;
     if (isnan(b)) return y;
-    if (a == b) return as_type<T>(FBits<T>::equal_gives_x ? as_type<U>(x) : as_type<U>(y));
+    if (a == b) return as_type<T>(as_type<U>(y));
     U sign = U(U(1) << FBits<T>::sign_shift);
     if (a == C(0)) return as_type<T>(U((as_type<U>(y) & sign) | U(1)));
     U u = as_type<U>(x);

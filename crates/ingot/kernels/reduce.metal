@@ -228,6 +228,23 @@ inline typename Op::A group_combine(typename Op::A acc, threadgroup typename Op:
   return sh[0];
 }
 
+// The accumulators of one SIMD group (32 threads, lanes lid & 31 of a group whose SIMD groups
+// are consecutive runs of 32 threads) combined by a tree through `sh`, synchronised within the
+// SIMD group only; every lane returns the result.
+template <class Op>
+inline typename Op::A simd_combine(typename Op::A acc, threadgroup typename Op::A* sh, uint lid) {
+  const uint lane = lid & 31u;
+  sh[lid] = acc;
+  simdgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint h = 16u; h > 0u; h >>= 1) {
+    if (lane < h) sh[lid] = Op::comb(sh[lid], sh[lid + h]);
+    simdgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  const typename Op::A r = sh[lid - lane];
+  simdgroup_barrier(mem_flags::mem_threadgroup);
+  return r;
+}
+
 // Accumulates elements [k0, k1) step `step` of the row at `base`.
 template <class Op, class T>
 inline typename Op::A row_accumulate(device const T* x, constant RGeom& g, long base, ulong k0, ulong step) {
@@ -271,6 +288,44 @@ template <class Op, class T, class O>
     acc = group_combine<Op>(acc, sh, lid, nl);
     if (lid == 0u) out[r] = Op::template out<O>(acc);
     threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+}
+
+// Many contiguous rows of moderate length: one SIMD group (32 threads) per row, eight rows per
+// threadgroup, the row's partials combined by a tree within the SIMD group (no threadgroup
+// barrier). A 256-thread group per row spends more on its eight-level combine than on loading
+// 4,096 floats.
+template <class Op, class T, class O>
+[[max_total_threads_per_threadgroup(256)]] kernel void reduce_rows_simd(device const T* x [[buffer(0)]], device O* out [[buffer(1)]],
+                        constant RGeom& g [[buffer(2)]], uint lid [[thread_index_in_threadgroup]],
+                        uint gid [[threadgroup_position_in_grid]], uint ng [[threadgroups_per_grid]]) {
+  threadgroup typename Op::A sh[256];
+  const int N = 16 / sizeof(T);
+  const uint lane = lid & 31u;
+  for (ulong r0 = ulong(gid) * 8ul; r0 < g.m; r0 += ulong(ng) * 8ul) {
+    const ulong r = r0 + ulong(lid >> 5);
+    typename Op::A acc = Op::id();
+    if (r < g.m) {
+      const long base = row_offset(g, r);
+      if (g.vec) {
+        device const Pack<T, N>* xv = (device const Pack<T, N>*)(x + base);
+        const ulong nv = g.k / N;
+        typename Op::A acc1 = Op::id();
+        ulong j = lane;
+        for (; j + 32ul < nv; j += 64ul) {
+          Pack<T, N> a = xv[j], b = xv[j + 32ul];
+          acc = Op::comb(acc, PackFold<Op>::f(a, j * N));
+          acc1 = Op::comb(acc1, PackFold<Op>::f(b, (j + 32ul) * N));
+        }
+        for (; j < nv; j += 32ul) acc = Op::comb(acc, PackFold<Op>::f(xv[j], j * N));
+        acc = Op::comb(acc, acc1);
+        for (ulong k = nv * N + lane; k < g.k; k += 32ul) acc = Op::comb(acc, Op::load(x[base + long(k)], k));
+      } else {
+        acc = row_accumulate<Op, T>(x, g, base, lane, 32);
+      }
+    }
+    acc = simd_combine<Op>(acc, sh, lid);
+    if (lane == 0u && r < g.m) out[r] = Op::template out<O>(acc);
   }
 }
 

@@ -413,13 +413,34 @@ template <class T, INGOT_SC(T)> INGOT_FN T abs(T x) {
 // (below) win over any template. Mixed arguments take the first one's type; that template's
 // empty trailing pack makes it less specialized than a library's `max(T, U)`, which Metal
 // prefers too (its builtins would need a conversion).
-template <class T, INGOT_SC(T)> INGOT_FN T min(T x, T y) {
+// bfloat is not among them: Metal has no bfloat min/max, so a library's `max(T, T)` template
+// (PyTorch's c10::metal) or plain `max(bfloat16_t, bfloat16_t)` (MLX's bf16_math.h) is what
+// Metal calls; ingot's own for bfloat has the shape `(T, U, None...)`, less specialized than
+// either and than a library's `max(T, U)`.
+#define INGOT_SC_NOT_BF(T) \
+  INGOT_REQ(::metal::is_scalar<T>::value && !ingot::tt::is_same<T, ::metal::bfloat>::value)
+template <class T, INGOT_SC_NOT_BF(T)> INGOT_FN T min(T x, T y) {
   if constexpr (detail::is_float_scalar<T>::value) return fmin(x, y);
   else return y < x ? y : x;
 }
-template <class T, INGOT_SC(T)> INGOT_FN T max(T x, T y) {
+template <class T, INGOT_SC_NOT_BF(T)> INGOT_FN T max(T x, T y) {
   if constexpr (detail::is_float_scalar<T>::value) return fmax(x, y);
   else return x < y ? y : x;
+}
+#undef INGOT_SC_NOT_BF
+template <class T, class U, class... None>
+INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ingot::tt::is_same<T, ::metal::bfloat>::value &&
+                                           ingot::tt::is_same<U, T>::value,
+                                       T>::type
+min(T x, U y, None...) {
+  return fmin(x, y);
+}
+template <class T, class U, class... None>
+INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ingot::tt::is_same<T, ::metal::bfloat>::value &&
+                                           ingot::tt::is_same<U, T>::value,
+                                       T>::type
+max(T x, U y, None...) {
+  return fmax(x, y);
 }
 template <class T, class U, class... None>
 INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ::metal::is_scalar<T>::value &&
@@ -441,7 +462,7 @@ max(T x, U y, None...) {
 // for half (two plain candidates of the same signature would be ambiguous). None for bfloat:
 // Metal has no bfloat min/max, and libraries define their own (MLX's bf16_math.h defines
 // `metal::max(bfloat16_t, bfloat16_t)`, a redefinition beside a plain one); bfloat arguments
-// take the (T, T) template, still more specialized than a library's (T, U).
+// take the bfloat template above when the library brings none.
 #define INGOT_MINMAX_PLAIN(T)                                    \
   INGOT_FN T min(T x, T y) { return min<T>(x, y); }              \
   INGOT_FN T max(T x, T y) { return max<T>(x, y); }

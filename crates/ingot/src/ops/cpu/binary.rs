@@ -135,23 +135,9 @@ fn nextafter(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result<()> {
     match x.dtype() {
         DType::Float32 => map2::<f32, f32, f32, _>(x, y, out, GRAIN_CHEAP, nb),
         DType::Float64 => map2::<f64, f64, f64, _>(x, y, out, GRAIN_CHEAP, nb),
-        // NumPy's float16 `nextafter` returns `x` for equal arguments (`+0` toward `-0` stays
-        // `+0`); C's, used for the other types, returns `y`.
-        DType::Float16 => {
-            map2::<f16, f16, f16, _>(
-                x,
-                y,
-                out,
-                GRAIN_CHEAP,
-                |a: f16, b: f16| {
-                    if a == b {
-                        a
-                    } else {
-                        nb(a, b)
-                    }
-                },
-            )
-        }
+        // Equal arguments give `y` for every type (the array API standard: `-0` toward `+0` is
+        // `+0`); NumPy's float16 loop returns `x` on some machines and `y` on others.
+        DType::Float16 => map2::<f16, f16, f16, _>(x, y, out, GRAIN_CHEAP, nb),
         DType::BFloat16 => map2::<bf16, bf16, bf16, _>(x, y, out, GRAIN_CHEAP, nb),
         d => Err(unsupported(op, d)),
     }

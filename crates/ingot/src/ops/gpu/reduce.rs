@@ -53,7 +53,18 @@ fn scan_tile(size: usize) -> usize {
 /// 24 bytes) rounded up.
 const ACC_BYTES: usize = 32;
 
-const TEMPLATES: [&str; 3] = ["reduce_rows", "reduce_lines", "reduce_cols"];
+/// Contiguous rows take one SIMD group each (`reduce_rows_simd`) from this many rows (enough
+/// SIMD groups to fill the device) up to rows of `SIMD_ROWS_MAX_K` elements; fewer or longer
+/// rows take a threadgroup each.
+const SIMD_ROWS_MIN_M: usize = 4096;
+const SIMD_ROWS_MAX_K: usize = 16384;
+
+const TEMPLATES: [&str; 4] = [
+    "reduce_rows",
+    "reduce_rows_simd",
+    "reduce_lines",
+    "reduce_cols",
+];
 
 fn reduce_insts(device: Device, name: &str, t: DType, o: DType) -> Vec<Inst> {
     let mut want: Vec<(&str, DType)> = vec![(name, o)];
@@ -321,6 +332,9 @@ fn basic(name: &'static str, x: &Array, axes: &[usize], out: &Array) -> Result<(
     let cols = oshape.len() == 1 && ost[0] == 1 && kst != 1 && m >= 32;
     let (tmpl, groups) = if kst == 1 && k <= 64 && m > 1 {
         ("reduce_lines", groups_for(device, m as u64, 1))
+    } else if kst == 1 && m >= SIMD_ROWS_MIN_M && k <= SIMD_ROWS_MAX_K {
+        let gmax = (max_groups(device) as usize * 8).min(65535);
+        ("reduce_rows_simd", m.div_ceil(8).clamp(1, gmax) as u32)
     } else if kst == 1 || m == 1 {
         let gmax = (max_groups(device) as usize * 8).min(65535);
         ("reduce_rows", m.clamp(1, gmax) as u32)

@@ -428,20 +428,18 @@ template <class T, INGOT_SC_NOT_BF(T)> INGOT_FN T max(T x, T y) {
   else return x < y ? y : x;
 }
 #undef INGOT_SC_NOT_BF
-template <class T, class U, class... None>
-INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ingot::tt::is_same<T, ::metal::bfloat>::value &&
-                                           ingot::tt::is_same<U, T>::value,
-                                       T>::type
-min(T x, U y, None...) {
-  return fmin(x, y);
-}
-template <class T, class U, class... None>
-INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ingot::tt::is_same<T, ::metal::bfloat>::value &&
-                                           ingot::tt::is_same<U, T>::value,
-                                       T>::type
-max(T x, U y, None...) {
-  return fmax(x, y);
-}
+#define INGOT_MINMAX_BF(NAME, F)                                                              \
+  template <class T, class U, class... None>                                                  \
+  INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 &&                              \
+                                             ingot::tt::is_same<T, ::metal::bfloat>::value && \
+                                             ingot::tt::is_same<U, T>::value,                 \
+                                         T>::type                                             \
+  NAME(T x, U y, None...) {                                                                   \
+    return F(x, y);                                                                           \
+  }
+INGOT_MINMAX_BF(min, fmin)
+INGOT_MINMAX_BF(max, fmax)
+#undef INGOT_MINMAX_BF
 template <class T, class U, class... None>
 INGOT_FN typename ingot::tt::enable_if<sizeof...(None) == 0 && ::metal::is_scalar<T>::value &&
                                            !ingot::tt::is_same<T, U>::value &&

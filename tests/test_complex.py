@@ -1,8 +1,10 @@
 """complex64 and complex128 against NumPy complex128: creation, conversion, promotion,
 arithmetic, the elementwise functions the standard defines for complex numbers, reductions,
 matmul/vecdot, where and layout ops. Runs on the test device (INGOT_DEVICE): on the CPU every
-op is native; on GPUs copies, astype, + - * /, ==, !=, abs, conj, real, imag, sum, mean and where
-are composed of real kernels, and the other ops raise TypeError (checked too).
+op is native; on GPUs copies, astype, + - * /, ==, !=, abs, conj, real, imag, the predicates,
+sum, mean and where are composed of real kernels, the elementary functions and ``**`` run the
+kernels of ``cmath.metal``, and the rest raise TypeError (checked too). The GPU kernels also run
+on the CPU engine here, against the CPU's own functions (``test_gpu_complex_kernels_...``).
 
 Results come from the device's caching pool: ``poison`` fills freed blocks of the outputs' sizes
 with NaN first, so an element an implementation forgets to write shows as NaN."""
@@ -247,10 +249,6 @@ def test_elementwise_functions(rng, dtype, name):
     scale = 3.0 if name == "round" else 0.8
     a = crandom(rng, (64,), dtype, scale=scale)
     x = make(a, dtype)
-    if not ON_CPU:
-        with pytest.raises(TypeError, match=name):
-            getattr(ingot, name)(x)
-        return
     poison((64,))
     got = getattr(ingot, name)(x)
     ref = a.astype(np.complex128)
@@ -264,10 +262,6 @@ def test_predicates(dtype):
     vals = np.array([1 + 1j, complex(np.nan, 0), complex(0, np.inf), complex(-np.inf, np.nan), 0j], dtype)
     x = make(vals, dtype)
     for name in ("isnan", "isinf", "isfinite"):
-        if not ON_CPU:
-            with pytest.raises(TypeError):
-                getattr(ingot, name)(x)
-            continue
         np.testing.assert_array_equal(to_np(getattr(ingot, name)(x)), getattr(np, name)(vals))
 
 
@@ -392,7 +386,26 @@ def _same_values(got, want):
             part, got[~(both_nan | (g == w) | (finite & np.isclose(g, w, rtol=1e-12, atol=1e-300)))])
 
 
-@pytest.mark.skipif(not ON_CPU, reason="complex transcendental functions run on the CPU")
+@pytest.mark.skipif(ON_METAL, reason="no complex128 on Metal")
+def test_expm1_special_values():
+    # The standard's table for expm1 (signs it leaves unspecified compared by magnitude).
+    inf, nan = np.inf, np.nan
+    cases = [((inf, 0.0), (inf, 0.0)), ((-inf, inf), (-1.0, 0.0)), ((inf, inf), (inf, nan)),
+             ((-inf, nan), (-1.0, 0.0)), ((inf, nan), (inf, nan)), ((nan, 0.0), (nan, 0.0)),
+             ((-inf, 2.0), (-1.0, 0.0)), ((1.5, inf), (nan, nan)), ((1.5, nan), (nan, nan)),
+             ((nan, 2.0), (nan, nan)), ((0.0, 0.0), (0.0, 0.0)), ((800.0, 0.0), (inf, 0.0))]
+    z = _from_parts(np.array([c[0][0] for c in cases]), np.array([c[0][1] for c in cases]))
+    want = _from_parts(np.array([c[1][0] for c in cases]), np.array([c[1][1] for c in cases]))
+    poison(z.shape)
+    got = to_np(ingot.expm1(make(z, "complex128")))
+    for part in ("real", "imag"):
+        g, w = np.abs(getattr(got, part)), np.abs(getattr(want, part))
+        assert np.all((np.isnan(g) & np.isnan(w)) | (g == w)), (part, z, got)
+    e = to_np(ingot.expm1(make(_from_parts(np.array([inf]), np.array([2.0])), "complex128")))[0]
+    assert e.real == inf * np.cos(2.0) and e.imag == inf * np.sin(2.0)
+
+
+@pytest.mark.skipif(ON_METAL, reason="no complex128 on Metal")
 @pytest.mark.parametrize("name", SPECIAL_FUNCS)
 def test_special_values_follow_annex_g(name):
     re, im = np.meshgrid(SPECIAL_PARTS, SPECIAL_PARTS)
@@ -416,8 +429,7 @@ def test_special_values_follow_annex_g(name):
     assert np.array_equal(np.signbit(got[exact].imag), np.signbit(want[exact].imag))
 
 
-@pytest.mark.skipif(not ON_CPU, reason="complex transcendental functions run on the CPU")
-@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("dtype", dev_dtypes())
 @pytest.mark.parametrize("name", ["asin", "asinh", "tan", "tanh", "sqrt", "sinh", "cosh", "acos",
                                   "acosh", "atanh"])
 def test_functions_of_large_and_small_arguments(rng, dtype, name):
@@ -446,3 +458,78 @@ def test_functions_of_large_and_small_arguments(rng, dtype, name):
     ok = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), ok)
     np.testing.assert_array_less(np.abs(got[ok] - want[ok]), rtol * scale[ok] + 1e-300)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_pow(rng, dtype):
+    a, b = crandom(rng, (5, 9), dtype), crandom(rng, (9,), dtype, scale=0.7)
+    b[0] = 2  # an integer power: repeated squaring
+    b[1] = 0  # x ** 0 = 1
+    b[2] = -3
+    x, y = make(a, dtype), make(b, dtype)
+    poison((5, 9))
+    got = x ** y
+    want = a.astype(np.complex128) ** b.astype(np.complex128)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(to_np(got), want, **FUNC_TOL[dtype])
+    np.testing.assert_array_equal(to_np(make(np.zeros(3, dtype), dtype) ** make(np.full(3, 2.5, dtype), dtype)), 0)
+
+
+# Every part of the special grid and random magnitudes from 1e-30 to 1e300, every sign.
+def _kernel_inputs(rng):
+    re, im = np.meshgrid(SPECIAL_PARTS, SPECIAL_PARTS)
+    z = _from_parts(re.reshape(-1), im.reshape(-1))
+    mag = 10.0 ** rng.uniform(-30, 300, size=(2, 300))
+    sgn = rng.choice([-1.0, 1.0], size=(2, 300))
+    small = crandom(rng, (200,), scale=0.8)
+    return np.concatenate([z, _from_parts(sgn[0] * mag[0], sgn[1] * mag[1]), small])
+
+
+@pytest.mark.skipif(not ON_CPU, reason="the GPU kernels compiled for the CPU engine")
+@pytest.mark.parametrize("name", FUNCS)
+def test_gpu_complex_kernels_match_the_cpu_functions(rng, name):
+    # cmath.metal (what GPUs run for complex functions) compiled for the CPU engine, in float64,
+    # against the CPU's native functions (Rust), which the tests above check against NumPy:
+    # special values value for value (signed zeros included), the rest to 1e-12 of the modulus.
+    from ingot import _ingot
+
+    src = _ingot._cmath_source("cpu") + (
+        f'template [[host_name("k")]] [[kernel]] decltype(cunary<cop_{name}, double>) '
+        f"cunary<cop_{name}, double>;\n")
+    k = ingot.compile(src, file_name=f"cmath_{name}.metal")["k"]
+    z = _kernel_inputs(rng)
+    n = z.size
+    outr = ingot.full((n,), 7.0, dtype=ingot.float64)
+    outi = ingot.full((n,), 7.0, dtype=ingot.float64)
+    k(ingot.asarray(np.ascontiguousarray(z.real)), ingot.asarray(np.ascontiguousarray(z.imag)), outr, outi,
+      n, grid=(n,))
+    got = _from_parts(to_np(outr), to_np(outi))
+    want = to_np(getattr(ingot, name)(make(z, "complex128")))
+    for part in ("real", "imag"):
+        g, w = getattr(got, part), getattr(want, part)
+        same = (np.isnan(g) & np.isnan(w)) | ((g == w) & (np.signbit(g) == np.signbit(w)))
+        with np.errstate(invalid="ignore"):
+            close = np.isfinite(w) & np.isfinite(g) & (np.abs(g - w) <= 1e-12 * np.abs(want) + 1e-300)
+        bad = ~(same | close)
+        assert not bad.any(), (part, z[bad][:5], g[bad][:5], w[bad][:5])
+
+
+@pytest.mark.skipif(not ON_CPU, reason="the GPU kernels compiled for the CPU engine")
+def test_gpu_complex_pow_kernel_matches_the_cpu(rng):
+    from ingot import _ingot
+
+    src = _ingot._cmath_source("cpu") + (
+        'template [[host_name("k")]] [[kernel]] decltype(cpow_parts<double>) cpow_parts<double>;\n')
+    k = ingot.compile(src, file_name="cmath_pow.metal")["k"]
+    x = crandom(rng, (400,), scale=2.0)
+    y = crandom(rng, (400,), scale=1.5)
+    y[:40] = rng.integers(-8, 9, 40)
+    x[40:50] = 0
+    y[50:60] = 0
+    n = x.size
+    outs = [ingot.full((n,), 7.0, dtype=ingot.float64) for _ in range(2)]
+    parts = [ingot.asarray(np.ascontiguousarray(p)) for p in (x.real, x.imag, y.real, y.imag)]
+    k(*parts, *outs, n, grid=(n,))
+    got = _from_parts(to_np(outs[0]), to_np(outs[1]))
+    want = to_np(make(x, "complex128") ** make(y, "complex128"))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)

@@ -65,6 +65,7 @@ __all__ = [
     "_dlpack_device",
     "_cuda_array_interface",
     "_functor_source",
+    "_cmath_source",
     "_op_dtypes",
     "_shutdown",
     "Philox",
@@ -513,6 +514,7 @@ def compile(
     checked: Optional[builtins.bool] = None,
 ) -> Library: ...
 def _functor_source(device: Optional[_DeviceLike] = None) -> str: ...
+def _cmath_source(device: Optional[_DeviceLike] = None) -> str: ...
 def _shutdown() -> None: ...
 
 @final

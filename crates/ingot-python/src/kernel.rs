@@ -822,6 +822,17 @@ fn _functor_source(device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
     })
 }
 
+/// The complex functions of the GPUs (`cmath.metal`) with the shared definitions for `device`:
+/// tests run them on the CPU engine against the CPU's own complex functions.
+#[pyfunction]
+#[pyo3(signature = (device = None))]
+fn _cmath_source(device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    guard(|| {
+        let device = device_from_py(device)?;
+        ingot::ops::gpu::cmath_source(device).py_err()
+    })
+}
+
 /// Stops running CPU kernels between threadgroups and refuses new ones: called by `ingot` when
 /// the interpreter exits, so a kernel still running then does not keep the process alive.
 #[pyfunction]
@@ -873,6 +884,7 @@ pub(crate) fn defines_from_py(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(_functor_source, m)?)?;
+    m.add_function(wrap_pyfunction!(_cmath_source, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_class::<PyLibrary>()?;
     m.add_class::<PyKernel>()?;

@@ -61,6 +61,16 @@ pub(super) fn div(a: Z, b: Z) -> Z {
 
 /// `exp(z) - 1`, accurate for small `|z|`.
 pub(super) fn expm1(z: Z) -> Z {
+    // Infinite and NaN parts: `exp(z) - 1`, whose special values are the standard's for expm1
+    // (`expm1(+inf + 0j) = +inf + 0j`, `expm1(-inf + NaN j) = -1 + 0j`, ...). A real argument
+    // keeps its zero imaginary part where `exp` overflows.
+    if !(z.re.is_finite() && z.im.is_finite()) {
+        let e = z.exp();
+        return c(e.re - 1.0, e.im);
+    }
+    if z.im == 0.0 {
+        return c(z.re.exp_m1(), z.im);
+    }
     let half = (z.im / 2.0).sin();
     c(
         z.re.exp_m1() * z.im.cos() - 2.0 * half * half,

@@ -1,16 +1,20 @@
-//! Complex arrays on GPUs, which have no complex kernels: copies, conversions, `+ - * /`,
-//! `==`/`!=`, `abs`, `negative`, `sum`, `mean` and `where`, composed of the real kernels over
-//! the two parts ([`Array::complex_part`]: strided views, no copy). Other ops are an
-//! `UnsupportedDType` error naming the op and the device. Inputs read into temporaries before
-//! the output is written, so an output may alias an input (`a += b`).
+//! Complex arrays on GPUs. Copies, conversions, `+ - * /`, `==`/`!=`, `abs`, `negative`, the
+//! predicates, `sum`, `mean` and `where` are composed of the real kernels over the two parts
+//! ([`Array::complex_part`]: strided views, no copy); the elementary functions and `**` run
+//! the kernels of `cmath.metal` (the CPU's functions, value for value) over contiguous copies
+//! of the parts. Other ops are an `UnsupportedDType` error naming the op and the device. Inputs
+//! are read into temporaries before the output is written, so an output may alias an input
+//! (`a += b`).
 
 use super::copy::copy_cast;
 use super::elementwise::{binary, unary, where_};
+use super::library::{groups_for, kernel, launch, ty, Inst, KernelId, Module};
 use super::reduce::reduce;
 use crate::array::Array;
 use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::kernel::KernelArg;
 use crate::ops::op::{BinaryOp, ReduceOp, UnaryOp};
 
 /// The error for a complex op that GPU devices do not have.
@@ -18,8 +22,9 @@ fn unsupported_on(op: &'static str, dtype: DType, device: Device) -> Error {
     Error::UnsupportedDType {
         op,
         dtype: format!(
-            "{dtype} on {device} (complex arrays on GPUs support copies, astype, + - * /, ==, !=, \
-             abs, conj, real, imag, sum, mean and where; move them to the CPU for the rest)"
+            "{dtype} on {device} (complex arrays on GPUs support copies, astype, arithmetic, \
+             comparisons for equality, the elementwise functions, sum, mean and where; move \
+             them to the CPU for the rest)"
         ),
     }
 }
@@ -62,8 +67,124 @@ pub fn complex_unary(op: UnaryOp, x: &Array, out: &Array) -> Result<()> {
             store(&nr, &ni, out)
         }
         UnaryOp::Abs => binary(BinaryOp::Hypot, &re, &im, out),
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite | UnaryOp::LogicalNot => {
+            let b = DType::Bool;
+            let (pr, pi) = (
+                Array::empty(x.shape(), b, x.device())?,
+                Array::empty(x.shape(), b, x.device())?,
+            );
+            // `not z` is `re == 0 and im == 0`; the others are a predicate of either part.
+            let (part_op, join) = match op {
+                UnaryOp::IsNan => (UnaryOp::IsNan, BinaryOp::LogicalOr),
+                UnaryOp::IsInf => (UnaryOp::IsInf, BinaryOp::LogicalOr),
+                UnaryOp::IsFinite => (UnaryOp::IsFinite, BinaryOp::LogicalAnd),
+                _ => (UnaryOp::LogicalNot, BinaryOp::LogicalAnd),
+            };
+            let (rc, ic) = (contiguous(&re)?, contiguous(&im)?);
+            unary(part_op, &rc, &pr)?;
+            unary(part_op, &ic, &pi)?;
+            binary(join, &pr, &pi, out)
+        }
+        _ if in_cmath(op) => {
+            let (or, oi) = (
+                Array::empty(x.shape(), rd, x.device())?,
+                Array::empty(x.shape(), rd, x.device())?,
+            );
+            let args = format!("cop_{}, {}", op.name(), ty(rd));
+            let parts = [contiguous(&re)?, contiguous(&im)?, or.clone(), oi.clone()];
+            run_parts("cunary", op.name(), args, rd, &parts)?;
+            store(&or, &oi, out)
+        }
         _ => Err(unsupported_on(op.name(), x.dtype(), x.device())),
     }
+}
+
+/// Whether `cmath.metal` has the complex function `op` (`cop_<name>`).
+fn in_cmath(op: UnaryOp) -> bool {
+    use UnaryOp::*;
+    matches!(
+        op,
+        Square
+            | Reciprocal
+            | Sign
+            | Round
+            | Sqrt
+            | Exp
+            | Expm1
+            | Log
+            | Log1p
+            | Log2
+            | Log10
+            | Sin
+            | Cos
+            | Tan
+            | Asin
+            | Acos
+            | Atan
+            | Sinh
+            | Cosh
+            | Tanh
+            | Asinh
+            | Acosh
+            | Atanh
+    )
+}
+
+/// Runs the `cmath.metal` instantiation `template<args>` (named for `op` and `rd`) over the
+/// contiguous `parts` (inputs, then the two outputs) of `n` elements.
+fn run_parts(
+    template: &'static str,
+    op: &'static str,
+    args: String,
+    rd: DType,
+    parts: &[Array],
+) -> Result<()> {
+    let n = parts[parts.len() - 1].size();
+    if n == 0 {
+        return Ok(());
+    }
+    let device = parts[0].device();
+    let id = KernelId::new(template, op, &[rd]);
+    let k = kernel(device, Module::Complex, id, || {
+        vec![Inst::new(template, op, &[rd], &args)]
+    })?;
+    let mut kargs = Vec::with_capacity(parts.len() + 1);
+    for p in parts {
+        kargs.push(KernelArg::Array(p.clone()));
+    }
+    kargs.push(KernelArg::Bytes((n as u64).to_ne_bytes().to_vec()));
+    launch(&k, &kargs, groups_for(device, n as u64, 1))
+}
+
+/// `x` itself when contiguous, else a contiguous copy (the parts of a complex array are views
+/// two elements apart).
+fn contiguous(x: &Array) -> Result<Array> {
+    if x.is_contiguous() {
+        return Ok(x.clone());
+    }
+    let c = Array::empty(x.shape(), x.dtype(), x.device())?;
+    copy_cast(x, &c)?;
+    Ok(c)
+}
+
+/// `out = x ** y` for complex `x`, `y` of `out`'s shape and dtype (`cpow` of `cmath.metal`).
+fn complex_pow(x: &Array, y: &Array, out: &Array) -> Result<()> {
+    let ((xr, xi), (yr, yi)) = (parts(x)?, parts(y)?);
+    let rd = xr.dtype();
+    let (or, oi) = (
+        Array::empty(out.shape(), rd, out.device())?,
+        Array::empty(out.shape(), rd, out.device())?,
+    );
+    let parts = [
+        contiguous(&xr)?,
+        contiguous(&xi)?,
+        contiguous(&yr)?,
+        contiguous(&yi)?,
+        or.clone(),
+        oi.clone(),
+    ];
+    run_parts("cpow_parts", "pow", ty(rd).to_string(), rd, &parts)?;
+    store(&or, &oi, out)
 }
 
 /// `out = op(x, y)` for complex `x`, `y` of `out`'s shape and one dtype (`out`: that dtype, or
@@ -90,6 +211,7 @@ pub fn complex_binary(op: BinaryOp, x: &Array, y: &Array, out: &Array) -> Result
                 out,
             )
         }
+        Pow => complex_pow(x, y, out),
         Equal | NotEqual => {
             let b = DType::Bool;
             let join = if op == Equal { LogicalAnd } else { LogicalOr };

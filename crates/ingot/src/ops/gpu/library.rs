@@ -26,6 +26,7 @@ pub(crate) enum Module {
     Select,
     Gather,
     Random,
+    Complex,
 }
 
 impl Module {
@@ -46,6 +47,7 @@ impl Module {
             ),
             Module::Gather => include_str!("../../../kernels/gather.metal"),
             Module::Random => include_str!("../../../kernels/random.metal"),
+            Module::Complex => include_str!("../../../kernels/cmath.metal"),
         }
     }
 
@@ -61,6 +63,7 @@ impl Module {
             Module::Select => "select.metal",
             Module::Gather => "gather.metal",
             Module::Random => "random.metal",
+            Module::Complex => "cmath.metal",
         }
     }
 }
@@ -177,13 +180,7 @@ fn kernel_named(
     let mut list = insts();
     let mut seen = std::collections::HashSet::new();
     list.retain(|i| seen.insert(i.name.clone()));
-    let mut src = String::new();
-    if !has_f64(device) {
-        src.push_str("#define INGOT_NO_F64 1\n");
-    }
-    if crate::kernel::backend(device)?.native_msl() {
-        src.push_str("#define INGOT_NATIVE_METAL 1\n");
-    }
+    let mut src = device_defines(device)?;
     src.push_str(COMMON);
     src.push('\n');
     src.push_str(module.source());
@@ -219,13 +216,7 @@ fn kernel_named(
 /// with the defines `device` needs: the prelude of generated kernels (`ingot.fuse`), so that a
 /// fused expression computes each op exactly as the built-in op does.
 pub fn functor_source(device: Device) -> Result<String> {
-    let mut src = String::new();
-    if !has_f64(device) {
-        src.push_str("#define INGOT_NO_F64 1\n");
-    }
-    if crate::kernel::backend(device)?.native_msl() {
-        src.push_str("#define INGOT_NATIVE_METAL 1\n");
-    }
+    let mut src = device_defines(device)?;
     for part in [
         COMMON,
         Module::Unary.source(),
@@ -234,6 +225,30 @@ pub fn functor_source(device: Device) -> Result<String> {
     ] {
         src.push_str(part);
         src.push('\n');
+    }
+    Ok(src)
+}
+
+/// The complex functions of the GPUs (`cmath.metal`: `cop_<name>` functors, `cpow`, the
+/// `cunary` and `cpow_parts` kernel templates) with the shared definitions and the defines
+/// `device` needs: tests compile it on the CPU engine against the CPU's own complex functions.
+pub fn cmath_source(device: Device) -> Result<String> {
+    let mut src = device_defines(device)?;
+    src.push_str(COMMON);
+    src.push('\n');
+    src.push_str(Module::Complex.source());
+    src.push('\n');
+    Ok(src)
+}
+
+/// The defines every built-in source starts with on `device`: no float64, native Metal.
+fn device_defines(device: Device) -> Result<String> {
+    let mut src = String::new();
+    if !has_f64(device) {
+        src.push_str("#define INGOT_NO_F64 1\n");
+    }
+    if crate::kernel::backend(device)?.native_msl() {
+        src.push_str("#define INGOT_NATIVE_METAL 1\n");
     }
     Ok(src)
 }

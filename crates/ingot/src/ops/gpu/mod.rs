@@ -33,7 +33,7 @@ pub use complex::{
 pub use copy::{affine_fill, copy_cast};
 pub use elementwise::{binary, unary, where_};
 pub use gather::{gather, index_offsets, scatter, take_along};
-pub use library::functor_source;
+pub use library::{cmath_source, functor_source};
 pub use reduce::{cumsum, reduce, scan};
 pub use select::{flat_nonzero, isin, searchsorted, unique};
 pub use sort::sort_rows;

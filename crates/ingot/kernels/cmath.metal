@@ -37,6 +37,23 @@ typedef double CR;
 #define CR_INF CR(INFINITY)
 #define CR_NAN CR(NAN)
 
+// hypot: the prelude's (C's) where ingot translates the source; Apple's metal_stdlib has none
+// (expm1 and log1p come from common.metal's x_expm1 / x_log1p for the same reason).
+#ifdef INGOT_NATIVE_METAL
+inline CR r_hypot(CR a, CR b) {
+  a = fabs(a);
+  b = fabs(b);
+  if (isinf(a) || isinf(b)) return CR_INF;
+  if (isnan(a) || isnan(b)) return a + b;
+  const CR m = max(a, b), n = min(a, b);
+  if (m == CR(0)) return m;
+  const CR r = n / m;
+  return m * sqrt(CR(1) + r * r);
+}
+#else
+inline CR r_hypot(CR a, CR b) { return hypot(a, b); }
+#endif
+
 struct cz {
   CR re;
   CR im;
@@ -69,8 +86,8 @@ inline cz cdiv(cz a, cz b) {
   const CR r = b.re / b.im, d = b.re * r + b.im;
   return mk((a.re * r + a.im) / d, (a.im * r - a.re) / d);
 }
-inline CR cabs_(cz z) { return hypot(z.re, z.im); }
-inline cz cln(cz z) { return mk(log(hypot(z.re, z.im)), atan2(z.im, z.re)); }
+inline CR cabs_(cz z) { return r_hypot(z.re, z.im); }
+inline cz cln(cz z) { return mk(log(r_hypot(z.re, z.im)), atan2(z.im, z.re)); }
 inline cz cexp(cz z) {
   CR re = z.re, im = z.im;
   if (isinf(re)) {
@@ -99,14 +116,14 @@ inline cz cexpm1(cz z) {
     const cz e = cexp(z);
     return mk(e.re - CR(1), e.im);
   }
-  if (z.im == CR(0)) return mk(expm1(z.re), z.im);
+  if (z.im == CR(0)) return mk(x_expm1(z.re), z.im);
   const CR h = sin(z.im / CR(2));
-  return mk(expm1(z.re) * cos(z.im) - CR(2) * h * h, exp(z.re) * sin(z.im));
+  return mk(x_expm1(z.re) * cos(z.im) - CR(2) * h * h, exp(z.re) * sin(z.im));
 }
 
 inline cz clog1p(cz z) {
   if (cabs_(z) < CR(0.5)) {
-    const CR re = CR(0.5) * log1p(CR(2) * z.re + z.re * z.re + z.im * z.im);
+    const CR re = CR(0.5) * x_log1p(CR(2) * z.re + z.re * z.re + z.im * z.im);
     return mk(re, atan2(z.im, CR(1) + z.re));
   }
   return cln(cadd(mk(CR(1), CR(0)), z));
@@ -118,7 +135,7 @@ inline cz csign(cz z) {
   if (isinf(z.re) || isinf(z.im)) {
     const CR re = isinf(z.re) ? copysign(CR(1), z.re) : CR(0);
     const CR im = isinf(z.im) ? copysign(CR(1), z.im) : CR(0);
-    const CR m = hypot(re, im);
+    const CR m = r_hypot(re, im);
     return mk(re / m, im / m);
   }
   const CR m = cabs_(z);
@@ -148,7 +165,7 @@ inline cz csqrt(cz z) {
     y *= CR(0.25);
     scale = CR(2);
   }
-  const CR t = sqrt((fabs(x) + hypot(x, y)) * CR(0.5));
+  const CR t = sqrt((fabs(x) + r_hypot(x, y)) * CR(0.5));
   if (x >= CR(0)) return mk(t * scale, y / (CR(2) * t) * scale);
   return mk(fabs(y) / (CR(2) * t) * scale, copysign(t, y) * scale);
 }
@@ -239,7 +256,7 @@ inline cz casinh(cz z) {
   {
     if (isfinite(x) && isfinite(y)) {
       if (max(x, y) > CR_BIG) {
-        r_ = mk(log(hypot(x, y)) + CR_LN_2, atan2(y, x));
+        r_ = mk(log(r_hypot(x, y)) + CR_LN_2, atan2(y, x));
       } else {
         const cz w = mk(x, y);
         const cz w2 = mk((x - y) * (x + y), CR(2) * x * y);
@@ -326,14 +343,14 @@ inline cz catanh(cz z) {
     if (y == CR(0) && isfinite(x)) {
       if (x < CR(1)) r_ = mk(atanh(x), CR(0));
       else if (x == CR(1)) r_ = mk(CR_INF, CR(0));
-      else r_ = mk(CR(0.5) * log1p(CR(2) / (x - CR(1))), CR_PI_2);
+      else r_ = mk(CR(0.5) * x_log1p(CR(2) / (x - CR(1))), CR_PI_2);
     } else if (isfinite(x) && isfinite(y)) {
       if (max(x, y) > CR_BIG) {
-        const CR m = hypot(x, y);
+        const CR m = r_hypot(x, y);
         r_ = mk(x / m / m, CR_PI_2);
       } else {
         const CR d = (CR(1) - x) * (CR(1) - x) + y * y;
-        r_ = mk(CR(0.25) * log1p(CR(4) * x / d), CR(0.5) * atan2(CR(2) * y, (CR(1) - x) * (CR(1) + x) - y * y));
+        r_ = mk(CR(0.25) * x_log1p(CR(4) * x / d), CR(0.5) * atan2(CR(2) * y, (CR(1) - x) * (CR(1) + x) - y * y));
       }
     } else if (y == CR_INF || (x == CR_INF && !isnan(y))) {
       r_ = mk(CR(0), CR_PI_2);

@@ -55,6 +55,7 @@ def main() -> int:
     ap.add_argument("--linalg-only", action="store_true", help="only the linalg and random cases")
     ap.add_argument("--no-linalg", action="store_true", help="skip the linalg and random cases")
     ap.add_argument("--fft-only", action="store_true", help="only the fft cases")
+    ap.add_argument("--only", default="", help="comma-separated groups: elementwise, sort, linalg, fft, latency")
     args = ap.parse_args()
 
     dev = ig.default_device()
@@ -87,16 +88,25 @@ def main() -> int:
         ratio = f"{row['ratio_vs_best']:.2f}x" if row["ratio_vs_best"] else "-"
         print(f"{case:34s} ingot {fmt(t_ig)}  cupy {fmt(t_cp)}  torch {fmt(t_th)}  ratio {ratio:>6}{extra}", flush=True)
 
-    if args.linalg_only or args.fft_only:
+    groups = set(args.only.split(",")) if args.only else {"elementwise", "sort", "linalg", "fft", "latency"}
+    if args.linalg_only:
+        groups = {"linalg"}
+    if args.fft_only:
+        groups = {"fft"}
+    if args.no_linalg:
+        groups.discard("linalg")
+    if "elementwise" not in groups:
         n = 0
     copy_bw = None
-    if not (args.linalg_only or args.fft_only):
+    if "elementwise" in groups:
         copy_bw = elementwise_and_matmul(args, rng, n, side, record)
-    if not (args.no_linalg or args.fft_only):
+    if "sort" in groups:
+        sort_and_select(rng, record)
+    if "linalg" in groups:
         linalg_and_random(args, rng, record)
-    if not args.linalg_only:
+    if "fft" in groups:
         fft_cases(args, rng, record)
-    if not (args.linalg_only or args.fft_only):
+    if "latency" in groups:
         latency_cases(record)
     write(args, dev, n, copy_bw, rows)
     return 0
@@ -150,53 +160,6 @@ def elementwise_and_matmul(args, rng, n, side, record):
         t_th = timeit(f_th, _sync_torch) if torch else None
         record(name, nbytes, t_ig, t_cp, t_th)
     del a, b, ca, cb, th_a, th_b, cond, c_cond, t_cond
-
-    # Sorting and selection (issue #14): 2^24 float32 whatever --quick says.
-    ns = 1 << 24
-    s_host = rng.standard_normal(ns).astype(np.float32)
-    # unique: 2^24 values drawn from 2^20 distinct ones.
-    u_host = rng.integers(0, 1 << 20, ns).astype(np.float32)
-    mask_h = rng.random(ns) < 0.5
-    idx_h = rng.integers(0, ns, ns)
-    sa, ua, sm, si = ig.asarray(s_host), ig.asarray(u_host), ig.asarray(mask_h), ig.asarray(idx_h)
-    cs, cu, cmk, ci = ((cp.asarray(s_host), cp.asarray(u_host), cp.asarray(mask_h), cp.asarray(idx_h))
-                       if cp else (None,) * 4)
-    ts, tu, tmk, ti = ((torch.from_numpy(s_host).cuda(), torch.from_numpy(u_host).cuda(),
-                        torch.from_numpy(mask_h).cuda(), torch.from_numpy(idx_h).cuda())
-                       if torch else (None,) * 4)
-    sa_sorted = ig.sort(sa[: 1 << 20])
-    cs_sorted = cp.sort(cs[: 1 << 20]) if cp else None
-    ts_sorted = torch.sort(ts[: 1 << 20])[0] if torch else None
-    sort_cases = [
-        ("sort f32 2^24", lambda: ig.sort(sa), lambda: cp.sort(cs), lambda: torch.sort(ts)[0]),
-        ("argsort f32 2^24 (stable)", lambda: ig.argsort(sa), lambda: cp.argsort(cs),
-         lambda: torch.argsort(ts, stable=True)),
-        ("sort f32 2^24 descending", lambda: ig.sort(sa, descending=True), None,
-         lambda: torch.sort(ts, descending=True)[0]),
-        ("unique_values f32 2^24 (2^20 values)", lambda: ig.unique_values(ua), lambda: cp.unique(cu),
-         lambda: torch.unique(tu)),
-        ("unique_counts f32 2^24", lambda: ig.unique_counts(ua), lambda: cp.unique(cu, return_counts=True),
-         lambda: torch.unique(tu, return_counts=True)),
-        ("unique_inverse f32 2^24", lambda: ig.unique_inverse(ua), lambda: cp.unique(cu, return_inverse=True),
-         lambda: torch.unique(tu, return_inverse=True)),
-        # Not targets of the issue, reported so that slow paths show.
-        ("nonzero (1-D, half set) 2^24", lambda: ig.nonzero(sm), lambda: cp.nonzero(cmk),
-         lambda: torch.nonzero(tmk, as_tuple=True)),
-        ("x[mask] f32 2^24", lambda: sa[sm], lambda: cs[cmk], lambda: ts[tmk]),
-        ("take f32 2^24 (random)", lambda: ig.take(sa, si), lambda: cp.take(cs, ci), lambda: ts[ti]),
-        ("searchsorted 2^24 in 2^20", lambda: ig.searchsorted(sa_sorted, ua),
-         lambda: cp.searchsorted(cs_sorted, cu), lambda: torch.searchsorted(ts_sorted, tu)),
-    ]
-    for name, f_ig, f_cp, f_th in sort_cases:
-        try:
-            t_ig = timeit(f_ig, _sync_ingot)
-        except Exception as e:
-            print(f"{name}: ingot failed: {type(e).__name__}: {e}")
-            t_ig = None
-        t_cp = timeit(f_cp, _sync_cupy) if (cp and f_cp) else None
-        t_th = timeit(f_th, _sync_torch) if (torch and f_th) else None
-        record(name, None, t_ig, t_cp, t_th)
-    del sa, ua, sm, si, cs, cu, cmk, ci, ts, tu, tmk, ti, sa_sorted, cs_sorted, ts_sorted
 
     m_host = rng.random((side, side), dtype=np.float32) + 0.5
     m = ig.asarray(m_host)
@@ -256,6 +219,56 @@ def elementwise_and_matmul(args, rng, n, side, record):
             record(f"matmul {size} {dt_name}", None, t_ig, t_cp, t_th, flops=flops)
             del x, y, tx, ty, cx, cy
     return copy_bw
+
+
+def sort_and_select(rng, record):
+    """Sorting and selection (issue #14: sort/argsort 2^24 float32 and unique >= 0.9x the faster
+    of CuPy and PyTorch): 2^24 float32 whatever --quick says."""
+    ns = 1 << 24
+    s_host = rng.standard_normal(ns).astype(np.float32)
+    # unique: 2^24 values drawn from 2^20 distinct ones.
+    u_host = rng.integers(0, 1 << 20, ns).astype(np.float32)
+    mask_h = rng.random(ns) < 0.5
+    idx_h = rng.integers(0, ns, ns)
+    sa, ua, sm, si = ig.asarray(s_host), ig.asarray(u_host), ig.asarray(mask_h), ig.asarray(idx_h)
+    cs, cu, cmk, ci = ((cp.asarray(s_host), cp.asarray(u_host), cp.asarray(mask_h), cp.asarray(idx_h))
+                       if cp else (None,) * 4)
+    ts, tu, tmk, ti = ((torch.from_numpy(s_host).cuda(), torch.from_numpy(u_host).cuda(),
+                        torch.from_numpy(mask_h).cuda(), torch.from_numpy(idx_h).cuda())
+                       if torch else (None,) * 4)
+    sa_sorted = ig.sort(sa[: 1 << 20])
+    cs_sorted = cp.sort(cs[: 1 << 20]) if cp else None
+    ts_sorted = torch.sort(ts[: 1 << 20])[0] if torch else None
+    sort_cases = [
+        ("sort f32 2^24", lambda: ig.sort(sa), lambda: cp.sort(cs), lambda: torch.sort(ts)[0]),
+        ("argsort f32 2^24 (stable)", lambda: ig.argsort(sa), lambda: cp.argsort(cs),
+         lambda: torch.argsort(ts, stable=True)),
+        ("sort f32 2^24 descending", lambda: ig.sort(sa, descending=True), None,
+         lambda: torch.sort(ts, descending=True)[0]),
+        ("unique_values f32 2^24 (2^20 values)", lambda: ig.unique_values(ua), lambda: cp.unique(cu),
+         lambda: torch.unique(tu)),
+        ("unique_counts f32 2^24", lambda: ig.unique_counts(ua), lambda: cp.unique(cu, return_counts=True),
+         lambda: torch.unique(tu, return_counts=True)),
+        ("unique_inverse f32 2^24", lambda: ig.unique_inverse(ua), lambda: cp.unique(cu, return_inverse=True),
+         lambda: torch.unique(tu, return_inverse=True)),
+        # Not targets of the issue, reported so that slow paths show.
+        ("nonzero (1-D, half set) 2^24", lambda: ig.nonzero(sm), lambda: cp.nonzero(cmk),
+         lambda: torch.nonzero(tmk, as_tuple=True)),
+        ("x[mask] f32 2^24", lambda: sa[sm], lambda: cs[cmk], lambda: ts[tmk]),
+        ("take f32 2^24 (random)", lambda: ig.take(sa, si), lambda: cp.take(cs, ci), lambda: ts[ti]),
+        ("searchsorted 2^24 in 2^20", lambda: ig.searchsorted(sa_sorted, ua),
+         lambda: cp.searchsorted(cs_sorted, cu), lambda: torch.searchsorted(ts_sorted, tu)),
+    ]
+    for name, f_ig, f_cp, f_th in sort_cases:
+        try:
+            t_ig = timeit(f_ig, _sync_ingot)
+        except Exception as e:
+            print(f"{name}: ingot failed: {type(e).__name__}: {e}")
+            t_ig = None
+        t_cp = timeit(f_cp, _sync_cupy) if (cp and f_cp) else None
+        t_th = timeit(f_th, _sync_torch) if (torch and f_th) else None
+        record(name, None, t_ig, t_cp, t_th)
+    del sa, ua, sm, si, cs, cu, cmk, ci, ts, tu, tmk, ti, sa_sorted, cs_sorted, ts_sorted
 
 
 def fft_cases(args, rng, record):
@@ -432,7 +445,8 @@ def write(args, dev, n, copy_bw, rows):
     with open(stem + ".md", "w") as f:
         f.write(f"# ingot on CUDA, {meta['date']}\n\nDevice: {meta['device']}. ")
         if copy_bw:
-            f.write(f"Measured copy bandwidth: {copy_bw / 1e12:.2f} TB/s.\n\n")
+            f.write(f"Measured copy bandwidth: {copy_bw / 1e12:.2f} TB/s.")
+        f.write("\n\n")
         f.write("| case | ingot | CuPy | PyTorch | best/ingot | ingot % of copy BW |\n|---|---|---|---|---|---|\n")
         for r in rows:
             us = lambda t: f"{t * 1e6:.1f} us" if t else "-"

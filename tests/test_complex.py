@@ -285,23 +285,44 @@ def test_sum_mean_prod(rng, dtype, axis):
     ref = a.astype(np.complex128)
     poison((4, 6, 5))
     for name in ("sum", "mean", "prod"):
-        if name == "prod" and not ON_CPU:
-            with pytest.raises(TypeError):
-                ingot.prod(x, axis=axis)
-            continue
         got = getattr(ingot, name)(x, axis=axis)
         want = getattr(np, name)(ref, axis=axis)
         assert got.dtype == dtype
         np.testing.assert_allclose(to_np(got), want, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
 
 
-@pytest.mark.skipif(not ON_CPU, reason="complex any/all/count_nonzero run on the CPU")
-def test_truth_reductions():
-    a = np.array([[0, 1j, 0], [0, 0, 0]], dtype=np.complex128)
-    x = ingot.asarray(a)
-    np.testing.assert_array_equal(to_np(ingot.any(x, axis=1)), np.any(a, axis=1))
-    np.testing.assert_array_equal(to_np(ingot.all(x, axis=0)), np.all(a, axis=0))
-    assert int(ingot.count_nonzero(x)) == 1
+@pytest.mark.parametrize("dtype", dev_dtypes())
+@pytest.mark.parametrize("length", [0, 1, 2, 7, 16, 33])
+def test_prod_and_cumulative_of_every_length(rng, dtype, length):
+    # GPUs multiply pairwise by halving (odd lengths carry their last element) and scan by
+    # doubling: lengths around powers of two and odd ones exercise both.
+    a = crandom(rng, (3, length), dtype, scale=0.9)
+    x = make(a, dtype)
+    ref = a.astype(np.complex128)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "complex64" else dict(rtol=1e-12, atol=1e-14)
+    poison((3, length), (3, length + 1))
+    got = ingot.prod(x, axis=1)
+    assert got.dtype == dtype and got.shape == (3,)
+    np.testing.assert_allclose(to_np(got), np.prod(ref, axis=1), **tol)
+    np.testing.assert_allclose(to_np(ingot.prod(x.T, axis=0, keepdims=True)), np.prod(ref.T, axis=0, keepdims=True),
+                               **tol)
+    for name, npf in (("cumulative_prod", np.cumprod), ("cumulative_sum", np.cumsum)):
+        got = getattr(ingot, name)(x, axis=1)
+        assert got.dtype == dtype and got.shape == (3, length)
+        np.testing.assert_allclose(to_np(got), npf(ref, axis=1), **tol)
+        got = getattr(ingot, name)(x.T, axis=0, include_initial=True)
+        first = np.full((1, 3), 1 if name == "cumulative_prod" else 0, np.complex128)
+        np.testing.assert_allclose(to_np(got), np.concatenate([first, npf(ref.T, axis=0)]), **tol)
+
+
+@pytest.mark.parametrize("dtype", dev_dtypes())
+def test_truth_reductions(dtype):
+    a = np.array([[0, 1j, 0], [0, 0, 0], [2, 1 + 1j, np.nan]], dtype=dtype)
+    x = make(a, dtype)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(to_np(ingot.any(x, axis=axis)), np.any(a, axis=axis))
+        np.testing.assert_array_equal(to_np(ingot.all(x, axis=axis)), np.all(a, axis=axis))
+        np.testing.assert_array_equal(to_np(ingot.count_nonzero(x, axis=axis)), np.count_nonzero(a, axis=axis))
 
 
 @pytest.mark.parametrize("dtype", dev_dtypes())
@@ -313,11 +334,10 @@ def test_matmul_and_vecdot(rng, dtype):
     assert got.dtype == dtype
     np.testing.assert_allclose(to_np(got), ra @ rb, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
     u, v = crandom(rng, (4, 9), dtype), crandom(rng, (9,), dtype)
-    if ON_CPU:
-        got = ingot.vecdot(make(u, dtype), make(v, dtype))
-        # The standard's vecdot conjugates the first argument (NumPy's vecdot does too).
-        want = np.sum(np.conj(u.astype(np.complex128)) * v.astype(np.complex128), axis=-1)
-        np.testing.assert_allclose(to_np(got), want, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
+    got = ingot.vecdot(make(u, dtype), make(v, dtype))
+    # The standard's vecdot conjugates the first argument (NumPy's vecdot does too).
+    want = np.sum(np.conj(u.astype(np.complex128)) * v.astype(np.complex128), axis=-1)
+    np.testing.assert_allclose(to_np(got), want, rtol=1e-5 if dtype == "complex64" else 1e-12, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", dev_dtypes())
@@ -403,6 +423,11 @@ def test_expm1_special_values():
         assert np.all((np.isnan(g) & np.isnan(w)) | (g == w)), (part, z, got)
     e = to_np(ingot.expm1(make(_from_parts(np.array([inf]), np.array([2.0])), "complex128")))[0]
     assert e.real == inf * np.cos(2.0) and e.imag == inf * np.sin(2.0)
+    # expm1(±0 + 0j) is +0 + 0j, with a positive zero even for -0 (the real expm1(-0) is -0).
+    zeros = _from_parts(np.array([0.0, -0.0]), np.array([0.0, 0.0]))
+    for dtype in dev_dtypes():
+        got = to_np(ingot.expm1(make(zeros, dtype)))
+        assert np.all(got == 0) and not np.any(np.signbit(got.real)) and not np.any(np.signbit(got.imag))
 
 
 @pytest.mark.skipif(ON_METAL, reason="no complex128 on Metal")

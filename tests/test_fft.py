@@ -161,6 +161,25 @@ def test_large_power_of_two(rng):
     assert err < 1e-6
 
 
+@pytest.mark.parametrize("precision", precisions())
+def test_transforms_leave_their_input_intact(rng, precision):
+    # GPUs transform contiguous rows of the right dtype and length out of place, from the
+    # caller's memory: the input must come out as it went in, and the output be fresh.
+    cd, rd = dtypes(precision, True), dtypes(precision, False)
+    a = cdata(rng, (4, 64), cd)
+    r = rng.normal(size=(4, 64)).astype(rd)
+    x, y = ingot.asarray(a, device=DEVICE), ingot.asarray(r, device=DEVICE)
+    poison(4 * 64 * 2)
+    f = ingot.fft.fft(x)
+    close(f, np.fft.fft(a.astype(np.complex128)), precision)
+    close(ingot.fft.ifft(x), np.fft.ifft(a.astype(np.complex128)), precision)
+    close(ingot.fft.rfft(y), np.fft.rfft(r.astype(np.float64)), precision)
+    np.testing.assert_array_equal(to_np(x), a)
+    np.testing.assert_array_equal(to_np(y), r)
+    f[0, 0] = 7.0
+    np.testing.assert_array_equal(to_np(x), a)
+
+
 def test_errors():
     x = ingot.asarray(np.ones((4, 3), np.complex64), device=DEVICE)
     with pytest.raises(ValueError):

@@ -58,6 +58,7 @@ __all__ = [
     "KernelParameter",
     "Library",
     "PreparedCall",
+    "FastCalls",
     "compile",
     "from_dlpack",
     "synchronize",
@@ -477,6 +478,14 @@ class Kernel:
 class PreparedCall:
     """A kernel call with its dispatch and trailing scalars fixed (``Kernel._prepare``)."""
     def __call__(self, *inputs: Array) -> Array: ...
+
+@final
+class FastCalls:
+    """The warm calls of one fused function on arrays only, keyed and launched in Rust."""
+    def __init__(self) -> None: ...
+    def run(self, args: Tuple[Any, ...]) -> Optional[Array]: ...
+    def add(self, args: Tuple[Any, ...], call: PreparedCall) -> None: ...
+    def clear(self) -> None: ...
 
 @final
 class Library:

@@ -890,5 +890,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
     m.add_class::<PyKernelParameter>()?;
     m.add_class::<crate::prepared::PyPreparedCall>()?;
+    m.add_class::<crate::prepared::PyFastCalls>()?;
     Ok(())
 }

@@ -116,7 +116,8 @@ inline cz cexpm1(cz z) {
     const cz e = cexp(z);
     return mk(e.re - CR(1), e.im);
   }
-  if (z.im == CR(0)) return mk(x_expm1(z.re), z.im);
+  // expm1(±0 + 0j) is +0 + 0j (the standard), where the real expm1(-0) is -0.
+  if (z.im == CR(0)) return mk(z.re == CR(0) ? CR(0) : x_expm1(z.re), z.im);
   const CR h = sin(z.im / CR(2));
   return mk(x_expm1(z.re) * cos(z.im) - CR(2) * h * h, exp(z.re) * sin(z.im));
 }

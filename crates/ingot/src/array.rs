@@ -205,6 +205,50 @@ impl Array {
         Array::from_parts(self.buffer.clone(), layout, self.dtype.real_dtype())
     }
 
+    /// A complex array seen as real pairs: a view of the real dtype with one more axis, of
+    /// length 2 (real part, imaginary part), so a complex copy is one real copy.
+    pub fn complex_pairs(&self) -> Result<Array> {
+        if !self.dtype.is_complex() {
+            return Err(Error::DTypeMismatch(format!(
+                "the parts of an array of {} (not complex)",
+                self.dtype
+            )));
+        }
+        let l = &self.layout;
+        let mut shape = l.shape().to_vec();
+        shape.push(2);
+        let mut strides: Vec<isize> = l.strides().iter().map(|&s| s * 2).collect();
+        strides.push(1);
+        let layout = Layout::new(shape, strides, l.offset() * 2)?;
+        Array::from_parts(self.buffer.clone(), layout, self.dtype.real_dtype())
+    }
+
+    /// The inverse of [`Array::complex_pairs`]: a real array whose last axis holds 2 contiguous
+    /// elements (real part, imaginary part) seen as a complex array without that axis.
+    pub fn from_complex_pairs(&self) -> Result<Array> {
+        let l = &self.layout;
+        let nd = l.shape().len();
+        let ok = nd > 0
+            && l.shape()[nd - 1] == 2
+            && l.strides()[nd - 1] == 1
+            && l.offset().is_multiple_of(2)
+            && l.strides()[..nd - 1].iter().all(|s| s % 2 == 0);
+        if !ok || !matches!(self.dtype, DType::Float32 | DType::Float64) {
+            return Err(Error::Value(format!(
+                "internal: pairs of shape {:?} and strides {:?} ({}) are not complex numbers",
+                l.shape(),
+                l.strides(),
+                self.dtype
+            )));
+        }
+        let layout = Layout::new(
+            l.shape()[..nd - 1].to_vec(),
+            l.strides()[..nd - 1].iter().map(|s| s / 2).collect(),
+            l.offset() / 2,
+        )?;
+        Array::from_parts(self.buffer.clone(), layout, self.dtype.complex_dtype())
+    }
+
     /// Basic indexing: integers, slices, new axes, one ellipsis. Returns a view.
     pub fn index(&self, items: &[IndexItem]) -> Result<Array> {
         self.with_layout(self.layout.index(items)?)

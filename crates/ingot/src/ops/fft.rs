@@ -87,12 +87,18 @@ fn flat_real(a: &Array) -> Result<Array> {
     Array::from_parts(a.buffer().clone(), layout, a.dtype().real_dtype())
 }
 
-/// Runs `kind` over the rows of the fresh contiguous `input` into the fresh contiguous `output`
-/// (the same array for complex transforms), transform length `n`, scaled by `scale`.
+/// Runs `kind` over the rows of the contiguous `input` into the fresh contiguous `output`
+/// (complex transforms: the same array, or on GPUs a distinct one), transform length `n`,
+/// scaled by `scale`. Only complex-to-real transforms write to `input` (a fresh copy then).
 fn run_rows(kind: FftKind, input: &Array, output: &Array, n: usize, scale: f64) -> Result<()> {
     let dev = output.device();
     let host = |i: &Array, o: &Array| match kind {
-        FftKind::C2C { inverse } => super::cpu::fft_c2c(o, inverse, scale),
+        FftKind::C2C { inverse } => {
+            if !i.shares_buffer(o) {
+                o.assign(i)?;
+            }
+            super::cpu::fft_c2c(o, inverse, scale)
+        }
         FftKind::R2C => super::cpu::fft_r2c(i, o, scale),
         FftKind::C2R => super::cpu::fft_c2r(i, o, scale),
     };
@@ -153,6 +159,15 @@ fn axis_last(x: &Array, ax: usize) -> Result<(Array, Vec<usize>)> {
     Ok((x.permute(&order)?, back))
 }
 
+/// Whether a GPU transform can read the rows of `x` in place: contiguous, of the transform's
+/// `dtype` and length `n` (the CPU's complex transforms work in place, so they always copy).
+fn as_is(x: &Array, n: usize, dtype: DType) -> bool {
+    x.device() != Device::Cpu
+        && x.is_contiguous()
+        && x.dtype() == dtype
+        && x.shape().last() == Some(&n)
+}
+
 /// A fresh contiguous array of `dtype`: `x` with its last axis truncated or zero-padded to `n`.
 fn resized(x: &Array, n: usize, dtype: DType) -> Result<Array> {
     let mut shape = x.shape().to_vec();
@@ -206,10 +221,17 @@ pub fn fft(
     let ax = check_axis(op, x, axis)?;
     let n = check_n(op, n.unwrap_or(x.shape()[ax]))?;
     let (moved, back) = axis_last(x, ax)?;
-    let rows = resized(&moved, n, complex_of(x.dtype()))?;
+    let cd = complex_of(x.dtype());
+    let (input, rows) = if as_is(&moved, n, cd) {
+        // Out of place from the caller's array, which cuFFT's complex transforms leave intact.
+        (moved.clone(), Array::empty(moved.shape(), cd, x.device())?)
+    } else {
+        let r = resized(&moved, n, cd)?;
+        (r.clone(), r)
+    };
     run_rows(
         FftKind::C2C { inverse },
-        &rows,
+        &input,
         &rows,
         n,
         norm.scale(n, inverse),
@@ -223,7 +245,12 @@ pub fn rfft(x: &Array, n: Option<usize>, axis: isize, norm: FftNorm) -> Result<A
     let rd = real_of("rfft", x.dtype())?;
     let n = check_n("rfft", n.unwrap_or(x.shape()[ax]))?;
     let (moved, back) = axis_last(x, ax)?;
-    let rows = resized(&moved, n, rd)?;
+    // cuFFT's real-to-complex transforms leave their input intact: no copy when none is needed.
+    let rows = if as_is(&moved, n, rd) {
+        moved.clone()
+    } else {
+        resized(&moved, n, rd)?
+    };
     let mut shape = rows.shape().to_vec();
     *shape.last_mut().expect("at least one axis") = n / 2 + 1;
     let out = Array::empty(&shape, rd.complex_dtype(), x.device())?;

@@ -231,19 +231,50 @@ fn plan(x: &Array, key: &[IndexKey]) -> Result<Option<Plan>> {
     }))
 }
 
+/// A complex `x` on a GPU as real pairs ([`Array::complex_pairs`]), which the GPU's gathers and
+/// scatters move as two reals each (their kernels have no complex types); `None` otherwise.
+fn gpu_complex(x: &Array) -> Result<Option<Array>> {
+    if x.dtype().is_complex() && !super::route::native(x.device()) {
+        Ok(Some(x.complex_pairs()?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// `key` for the pairs of a complex array: the same items, then the whole pair axis (after an
+/// ellipsis too, which would otherwise take it).
+fn pairs_key(key: &[IndexKey]) -> Vec<IndexKey> {
+    let mut k = key.to_vec();
+    k.push(IndexKey::Item(full()));
+    k
+}
+
 /// `x[key]` with NumPy's semantics for any mix of basic items, integer arrays and boolean masks:
 /// a view when the key is basic, else a new array.
 pub fn index_get(x: &Array, key: &[IndexKey]) -> Result<Array> {
+    if let Some(xp) = gpu_complex(x)? {
+        if let Some(p) = plan(&xp, &pairs_key(key))? {
+            return gather_planned(&xp, p)?.from_complex_pairs();
+        }
+    }
     let Some(p) = plan(x, key)? else {
-        let items: Vec<IndexItem> = key
-            .iter()
-            .map(|k| match k {
-                IndexKey::Item(i) => *i,
-                IndexKey::Array(_) => unreachable!("plan handles array keys"),
-            })
-            .collect();
-        return x.index(&items);
+        return x.index(&basic_items(key));
     };
+    gather_planned(x, p)
+}
+
+/// The items of a key without arrays.
+fn basic_items(key: &[IndexKey]) -> Vec<IndexItem> {
+    key.iter()
+        .map(|k| match k {
+            IndexKey::Item(i) => *i,
+            IndexKey::Array(_) => unreachable!("plan handles array keys"),
+        })
+        .collect()
+}
+
+/// The gather `p` planned for `x`, as a new array of the key's result shape.
+fn gather_planned(x: &Array, p: Plan) -> Result<Array> {
     let out = Array::empty(p.w.shape(), x.dtype(), x.device())?;
     match super::route::native(x.device()) {
         true => super::cpu::gather(&p.w, p.jaxis, &p.lin, &out)?,
@@ -257,16 +288,22 @@ pub fn index_get(x: &Array, key: &[IndexKey]) -> Result<Array> {
 pub fn index_set(x: &Array, key: &[IndexKey], value: &Array) -> Result<()> {
     same_device("assignment", &[x, value])?;
     x.check_writable("assignment")?;
+    if let Some(xp) = gpu_complex(x)? {
+        if let Some(p) = plan(&xp, &pairs_key(key))? {
+            // The value as the pairs of complex numbers of the shape of `x[key]`.
+            let shape = &p.shape[..p.shape.len() - 1];
+            let v = value.astype(x.dtype())?.broadcast_to(shape)?.contiguous()?;
+            return scatter_planned(&xp, p, &v.complex_pairs()?);
+        }
+    }
     let Some(p) = plan(x, key)? else {
-        let items: Vec<IndexItem> = key
-            .iter()
-            .map(|k| match k {
-                IndexKey::Item(i) => *i,
-                IndexKey::Array(_) => unreachable!("plan handles array keys"),
-            })
-            .collect();
-        return x.index(&items)?.assign(value);
+        return x.index(&basic_items(key))?.assign(value);
     };
+    scatter_planned(x, p, value)
+}
+
+/// The scatter `p` planned for `x` of `value` (broadcast to the key's result shape).
+fn scatter_planned(x: &Array, p: Plan, value: &Array) -> Result<()> {
     let val = if value.dtype() == x.dtype() {
         value.clone()
     } else {
@@ -340,6 +377,13 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Result<Array>
         )));
     }
     let axis = Layout::normalize_axis(axis, x.ndim())?;
+    if let Some(xp) = gpu_complex(x)? {
+        let i = indices.expand_dims(-1)?;
+        let mut ishape = i.shape().to_vec();
+        ishape[x.ndim()] = 2;
+        let r = take_along_axis(&xp, &i.broadcast_to(&ishape)?, axis as isize)?;
+        return r.from_complex_pairs();
+    }
     let mut xs = x.shape().to_vec();
     let mut is = indices.shape().to_vec();
     xs[axis] = 1;

@@ -102,6 +102,7 @@ pub fn cumulative(
     let out = Array::empty(input.shape(), result, input.device())?;
     match input.device() {
         Device::Cpu => super::cpu::scan(op, &input, axis, &out)?,
+        _ if input.dtype().is_complex() => super::gpu::complex_scan(op, &input, axis, &out)?,
         _ => super::gpu::scan(op, &input, axis, &out)?,
     }
     Ok(out)

@@ -69,7 +69,9 @@ pub(super) fn expm1(z: Z) -> Z {
         return c(e.re - 1.0, e.im);
     }
     if z.im == 0.0 {
-        return c(z.re.exp_m1(), z.im);
+        // expm1(±0 + 0j) is +0 + 0j (the standard), where the real expm1(-0) is -0.
+        let re = if z.re == 0.0 { 0.0 } else { z.re.exp_m1() };
+        return c(re, z.im);
     }
     let half = (z.im / 2.0).sin();
     c(

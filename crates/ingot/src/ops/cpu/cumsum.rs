@@ -1,23 +1,35 @@
-//! Cumulative sums and products along one axis (each step rounded to the dtype, as NumPy's
-//! `add.accumulate` and `multiply.accumulate`).
+//! Cumulative sums and products along one axis, complex dtypes included (each step rounded to
+//! the dtype, as NumPy's `add.accumulate` and `multiply.accumulate`).
 
 use super::arith::Num;
-use super::element::dispatch;
+use super::element::{dispatch, Elem};
 use super::iter::{elem_ptr, par_runs, Plan};
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::ScanOp;
 
 /// `out[..., i, ...] = x[..., 0, ...] op ... op x[..., i, ...]` along `axis`; `x` and `out` have
 /// one shape and dtype.
 pub(crate) fn scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<()> {
+    use super::element::{C32, C64};
+    // Complex steps as NumPy's: `(a + b)` part by part, `(ac - bd) + (ad + bc)i`.
+    match (op, x.dtype()) {
+        (ScanOp::Sum, DType::Complex64) => return run::<C32>(x, axis, out, |a, b| C32(a.0 + b.0)),
+        (ScanOp::Sum, DType::Complex128) => return run::<C64>(x, axis, out, |a, b| C64(a.0 + b.0)),
+        (ScanOp::Prod, DType::Complex64) => return run::<C32>(x, axis, out, |a, b| C32(a.0 * b.0)),
+        (ScanOp::Prod, DType::Complex128) => {
+            return run::<C64>(x, axis, out, |a, b| C64(a.0 * b.0))
+        }
+        _ => {}
+    }
     match op {
         ScanOp::Sum => dispatch!(x.dtype(), T => run::<T>(x, axis, out, Num::add)),
         ScanOp::Prod => dispatch!(x.dtype(), T => run::<T>(x, axis, out, Num::mul)),
     }
 }
 
-fn run<T: Num>(x: &Array, axis: usize, out: &Array, f: fn(T, T) -> T) -> Result<()> {
+fn run<T: Elem>(x: &Array, axis: usize, out: &Array, f: fn(T, T) -> T) -> Result<()> {
     let (px, po) = (elem_ptr::<T>(x)?, elem_ptr::<T>(out)?);
     let (xs, os) = (x.layout().strides(), out.layout().strides());
     let len = x.shape()[axis];

@@ -1,6 +1,6 @@
 //! Complex arrays on GPUs. Copies, conversions, `+ - * /`, `==`/`!=`, `abs`, `negative`, the
-//! predicates, `sum`, `mean` and `where` are composed of the real kernels over the two parts
-//! ([`Array::complex_part`]: strided views, no copy); the elementary functions and `**` run
+//! predicates, `sum`, `mean`, `prod`, their cumulative forms and `where` are composed of the
+//! real kernels over the two parts ([`Array::complex_part`]: strided views, no copy); the elementary functions and `**` run
 //! the kernels of `cmath.metal` (the CPU's functions, value for value) over contiguous copies
 //! of the parts. Other ops are an `UnsupportedDType` error naming the op and the device. Inputs
 //! are read into temporaries before the output is written, so an output may alias an input
@@ -9,13 +9,14 @@
 use super::copy::copy_cast;
 use super::elementwise::{binary, unary, where_};
 use super::library::{groups_for, kernel, launch, ty, Inst, KernelId, Module};
-use super::reduce::reduce;
+use super::reduce::{reduce, scan};
 use crate::array::Array;
 use crate::device::Device;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernel::KernelArg;
-use crate::ops::op::{BinaryOp, ReduceOp, UnaryOp};
+use crate::layout::IndexItem;
+use crate::ops::op::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 
 /// The error for a complex op that GPU devices do not have.
 fn unsupported_on(op: &'static str, dtype: DType, device: Device) -> Error {
@@ -23,8 +24,9 @@ fn unsupported_on(op: &'static str, dtype: DType, device: Device) -> Error {
         op,
         dtype: format!(
             "{dtype} on {device} (complex arrays on GPUs support copies, astype, arithmetic, \
-             comparisons for equality, the elementwise functions, sum, mean and where; move \
-             them to the CPU for the rest)"
+             comparisons for equality, the elementwise functions, the reductions but min/max, \
+             cumulative sums and products, where, indexing and nonzero; move them to the CPU \
+             for sorting)"
         ),
     }
 }
@@ -237,7 +239,118 @@ pub fn complex_reduce(op: ReduceOp, x: &Array, axes: &[usize], out: &Array) -> R
             reduce(op, &im, axes, &si)?;
             store(&sr, &si, out)
         }
+        ReduceOp::Prod => complex_prod(x, axes, out),
+        ReduceOp::All | ReduceOp::Any | ReduceOp::CountNonzero => {
+            // Truth is `z != 0`: reduce the booleans.
+            let b = Array::empty(x.shape(), DType::Bool, x.device())?;
+            complex_copy_cast(x, &b)?;
+            reduce(op, &b, axes, out)
+        }
         _ => Err(unsupported_on(op.name(), x.dtype(), x.device())),
+    }
+}
+
+/// Columns `start..stop` of the matrix `m`.
+fn columns(m: &Array, start: usize, stop: usize) -> Result<Array> {
+    m.index(&[
+        IndexItem::Ellipsis,
+        IndexItem::Slice {
+            start: Some(start as isize),
+            stop: Some(stop as isize),
+            step: None,
+        },
+    ])
+}
+
+/// `x` with the sorted `axes` moved last and flattened: a contiguous `[rows, len]` matrix.
+fn rows_of(x: &Array, axes: &[usize]) -> Result<(Array, usize, usize)> {
+    let kept: Vec<usize> = (0..x.ndim()).filter(|i| !axes.contains(i)).collect();
+    let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
+    let rows: usize = kept.iter().map(|&i| x.shape()[i]).product();
+    let len: usize = axes.iter().map(|&i| x.shape()[i]).product();
+    let m = x
+        .permute(&order)?
+        .contiguous()?
+        .reshape(&[rows as isize, len as isize])?;
+    Ok((m, rows, len))
+}
+
+/// The product of a complex `x` over the sorted `axes` by pairwise halving: each level
+/// multiplies the first half of every row by its second half (an odd last element carried),
+/// so a row of `len` takes `ceil(log2 len)` levels of complex multiplies.
+fn complex_prod(x: &Array, axes: &[usize], out: &Array) -> Result<()> {
+    let (mut cur, rows, mut len) = rows_of(x, axes)?;
+    if len == 0 {
+        let one = Array::scalar(Scalar::Float(1.0), out.dtype(), out.device())?;
+        return complex_copy_cast(&one.broadcast_to(out.shape())?, out);
+    }
+    while len > 1 {
+        let half = len / 2;
+        let next = Array::empty(&[rows, len - half], x.dtype(), x.device())?;
+        complex_binary(
+            BinaryOp::Multiply,
+            &columns(&cur, 0, half)?,
+            &columns(&cur, half, 2 * half)?,
+            &columns(&next, 0, half)?,
+        )?;
+        if len % 2 == 1 {
+            complex_copy_cast(
+                &columns(&cur, len - 1, len)?,
+                &columns(&next, half, half + 1)?,
+            )?;
+        }
+        cur = next;
+        len -= half;
+    }
+    let shape: Vec<isize> = out.shape().iter().map(|&d| d as isize).collect();
+    complex_copy_cast(&cur.reshape(&shape)?, out)
+}
+
+/// The cumulative sum (part by part) or product of a complex `x` along `axis` into the
+/// contiguous `out` of its shape and dtype. The product is a Hillis-Steele scan: at step `d`
+/// (1, 2, 4, ...) every element from `d` on is multiplied by the one `d` before it.
+pub fn complex_scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<()> {
+    if out.size() == 0 {
+        return Ok(());
+    }
+    match op {
+        ScanOp::Sum => {
+            let (re, im) = parts(x)?;
+            let rd = re.dtype();
+            let (sr, si) = (
+                Array::empty(out.shape(), rd, x.device())?,
+                Array::empty(out.shape(), rd, x.device())?,
+            );
+            scan(op, &contiguous(&re)?, axis, &sr)?;
+            scan(op, &contiguous(&im)?, axis, &si)?;
+            store(&sr, &si, out)
+        }
+        ScanOp::Prod => {
+            let (mut cur, rows, len) = rows_of(x, &[axis])?;
+            let mut d = 1;
+            while d < len {
+                let next = Array::empty(&[rows, len], x.dtype(), x.device())?;
+                complex_copy_cast(&columns(&cur, 0, d)?, &columns(&next, 0, d)?)?;
+                complex_binary(
+                    BinaryOp::Multiply,
+                    &columns(&cur, d, len)?,
+                    &columns(&cur, 0, len - d)?,
+                    &columns(&next, d, len)?,
+                )?;
+                cur = next;
+                d *= 2;
+            }
+            // Back from [rows, len] (axis last) to the input's axis order.
+            let nd = x.ndim();
+            let mut moved: Vec<isize> = (0..nd)
+                .filter(|&i| i != axis)
+                .map(|i| x.shape()[i] as isize)
+                .collect();
+            moved.push(len as isize);
+            let mut back: Vec<usize> = (0..nd - 1).collect();
+            back.insert(axis, nd - 1);
+            complex_copy_cast(&cur.reshape(&moved)?.permute(&back)?, out)
+        }
     }
 }
 
@@ -257,10 +370,8 @@ pub fn complex_where(c: &Array, x: &Array, y: &Array, out: &Array) -> Result<()>
 /// Copies with conversion where either side is complex (`src` broadcast to `dst`'s shape).
 pub fn complex_copy_cast(src: &Array, dst: &Array) -> Result<()> {
     match (src.dtype().is_complex(), dst.dtype().is_complex()) {
-        (true, true) => {
-            let (sr, si) = parts(src)?;
-            store(&sr, &si, dst)
-        }
+        // One real copy (or cast) of both parts at once.
+        (true, true) => copy_cast(&src.complex_pairs()?, &dst.complex_pairs()?),
         (false, true) => {
             copy_cast(src, &dst.complex_part(false)?)?;
             let rd = dst.dtype().real_dtype();

@@ -28,7 +28,7 @@ mod select;
 pub(crate) mod sort;
 
 pub use complex::{
-    complex_binary, complex_copy_cast, complex_reduce, complex_unary, complex_where,
+    complex_binary, complex_copy_cast, complex_reduce, complex_scan, complex_unary, complex_where,
 };
 pub use copy::{affine_fill, copy_cast};
 pub use elementwise::{binary, unary, where_};

@@ -27,14 +27,7 @@ fn dtypes(op: &'static str, d: DType, device: Device) -> Result<(DType, DType)> 
             let f = default_float(device);
             (f, f)
         }
-        // Complex matrices factor on the CPU (faer); the GPU solvers are real-only here.
-        Kind::Complex if device == Device::Cpu => (d, d),
-        Kind::Complex => {
-            return Err(Error::UnsupportedDType {
-                op,
-                dtype: format!("{d} on {device} (move complex matrices to the CPU)"),
-            })
-        }
+        Kind::Complex => (d, d),
     })
     .and_then(|r| {
         crate::runtime::check_dtype(device, r.0).map_err(|_| Error::UnsupportedDType {
@@ -70,6 +63,26 @@ fn cast(x: &Array, d: DType) -> Result<Array> {
         Ok(x.clone())
     } else {
         x.astype(d)
+    }
+}
+
+/// A result in the result dtype `rd`, or in its real counterpart for results that are real
+/// already (singular values, eigenvalues and `log|det|` from a GPU solver).
+fn cast_result(x: &Array, rd: DType) -> Result<Array> {
+    if x.dtype().is_complex() {
+        cast(x, rd)
+    } else {
+        cast(x, rd.real_dtype())
+    }
+}
+
+/// The conjugate transpose of each matrix (the transpose for real dtypes).
+fn adjoint(x: &Array) -> Result<Array> {
+    let t = x.matrix_transpose()?;
+    if x.dtype().is_complex() {
+        crate::ops::conj(&t)
+    } else {
+        Ok(t)
     }
 }
 
@@ -374,7 +387,10 @@ fn determinants(a: &Array, slog: bool) -> Result<Vec<Array>> {
             }
         },
     )?;
-    let mut r = r.iter().map(|x| cast(x, rd)).collect::<Result<Vec<_>>>()?;
+    let mut r = r
+        .iter()
+        .map(|x| cast_result(x, rd))
+        .collect::<Result<Vec<_>>>()?;
     if slog && r.len() == 2 {
         let logabs = r.remove(1);
         r.push(real_valued(logabs)?);
@@ -414,7 +430,7 @@ pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
             }
             check_info(&info, "Matrix is not positive definite")?;
             let l = keep_triangle(&f.logical()?, true)?;
-            Ok(Some(vec![if upper { l.matrix_transpose()? } else { l }]))
+            Ok(Some(vec![if upper { adjoint(&l)? } else { l }]))
         },
     )?;
     cast(&r[0], rd)
@@ -550,7 +566,7 @@ fn eig(a: &Array, vectors_too: bool) -> Result<Vec<Array>> {
         },
         || {
             let f = ColMajor::copy_of(&x)?;
-            let w = Array::empty(&with(&batch, &[n]), cd, device)?;
+            let w = Array::empty(&with(&batch, &[n]), cd.real_dtype(), device)?;
             let info = info_array(f.count, device)?;
             let job = SolverJob::Eigh {
                 a: f.mats(),
@@ -569,7 +585,10 @@ fn eig(a: &Array, vectors_too: bool) -> Result<Vec<Array>> {
             }))
         },
     )?;
-    let mut r = r.iter().map(|x| cast(x, rd)).collect::<Result<Vec<_>>>()?;
+    let mut r = r
+        .iter()
+        .map(|x| cast_result(x, rd))
+        .collect::<Result<Vec<_>>>()?;
     r[0] = real_valued(r[0].clone())?;
     Ok(r)
 }
@@ -635,7 +654,10 @@ fn sv(a: &Array, full: Option<bool>, driver: SvdDriver) -> Result<Vec<Array>> {
         },
         || device_svd(&x, full, driver),
     )?;
-    let mut r = r.iter().map(|x| cast(x, rd)).collect::<Result<Vec<_>>>()?;
+    let mut r = r
+        .iter()
+        .map(|x| cast_result(x, rd))
+        .collect::<Result<Vec<_>>>()?;
     // S is [S] or the middle of [U, S, Vh].
     let at = if r.len() == 3 { 1 } else { 0 };
     r[at] = real_valued(r[at].clone())?;
@@ -657,7 +679,7 @@ fn device_svd(x: &Array, full: Option<bool>, driver: SvdDriver) -> Result<Option
         (ColMajor::copy_of(x)?, m, n)
     };
     let k = cols;
-    let s = Array::empty(&with(&batch, &[k]), cd, device)?;
+    let s = Array::empty(&with(&batch, &[k]), cd.real_dtype(), device)?;
     let info = info_array(f.count, device)?;
     let uc = if full == Some(true) { rows } else { k };
     let (u, vt) = match full {

@@ -200,11 +200,12 @@ pub fn gemm(inner: &Arc<CudaInner>, gemm: &Gemm<'_>) -> Result<bool> {
     Ok(true)
 }
 
-/// `dst = src^T` for column-major `rows x cols` `src` (leading dimension `ld_src`) into the
-/// column-major `cols x rows` `dst` (`ld_dst`), float32 or float64, on the device's stream
-/// (`cublas<t>geam`; the two must not overlap).
+/// `dst = src^H` (the conjugate transpose; the transpose for real dtypes) for column-major
+/// `rows x cols` `src` (leading dimension `ld_src`) into the column-major `cols x rows` `dst`
+/// (`ld_dst`), real or complex floating dtypes, on the device's stream (`cublas<t>geam`; the two
+/// must not overlap).
 #[allow(clippy::too_many_arguments)]
-pub fn transpose(
+pub fn adjoint(
     inner: &Arc<CudaInner>,
     dtype: DType,
     rows: usize,
@@ -217,48 +218,47 @@ pub fn transpose(
     let handle = blas(inner)?;
     let h = handle.handle.lock().unwrap_or_else(|p| p.into_inner());
     inner.bind()?;
-    let (t, n) = (
-        cusys::cublasOperation_t::CUBLAS_OP_T,
-        cusys::cublasOperation_t::CUBLAS_OP_N,
+    use cusys::cublasOperation_t::{CUBLAS_OP_C, CUBLAS_OP_N, CUBLAS_OP_T};
+    let (m, nn, lds, ldd) = (cols as i32, rows as i32, ld_src as i32, ld_dst as i32);
+    // Geam's arguments after the handle, for element type `$t` with ones and zeros `$one`/`$zero`.
+    macro_rules! geam {
+        ($f:ident, $op:expr, $t:ty, $one:expr, $zero:expr) => {
+            cusys::$f(
+                *h,
+                $op,
+                CUBLAS_OP_N,
+                m,
+                nn,
+                &$one,
+                src as *const $t,
+                lds,
+                &$zero,
+                dst as *const $t,
+                ldd,
+                dst as *mut $t,
+                ldd,
+            )
+        };
+    }
+    let (c1, c0) = (
+        cusys::float2 { x: 1.0, y: 0.0 },
+        cusys::float2 { x: 0.0, y: 0.0 },
     );
-    let (m, nn) = (cols as i32, rows as i32);
+    let (z1, z0) = (
+        cusys::double2 { x: 1.0, y: 0.0 },
+        cusys::double2 { x: 0.0, y: 0.0 },
+    );
     // SAFETY: the pointers address `rows x cols` and `cols x rows` matrices of the device; with
     // beta = 0 the B operand is not read.
     let status = unsafe {
         match dtype {
-            DType::Float32 => cusys::cublasSgeam(
-                *h,
-                t,
-                n,
-                m,
-                nn,
-                &1.0f32,
-                src as *const f32,
-                ld_src as i32,
-                &0.0f32,
-                dst as *const f32,
-                ld_dst as i32,
-                dst as *mut f32,
-                ld_dst as i32,
-            ),
-            DType::Float64 => cusys::cublasDgeam(
-                *h,
-                t,
-                n,
-                m,
-                nn,
-                &1.0f64,
-                src as *const f64,
-                ld_src as i32,
-                &0.0f64,
-                dst as *const f64,
-                ld_dst as i32,
-                dst as *mut f64,
-                ld_dst as i32,
-            ),
+            DType::Float32 => geam!(cublasSgeam, CUBLAS_OP_T, f32, 1.0f32, 0.0f32),
+            DType::Float64 => geam!(cublasDgeam, CUBLAS_OP_T, f64, 1.0f64, 0.0f64),
+            DType::Complex64 => geam!(cublasCgeam, CUBLAS_OP_C, cusys::float2, c1, c0),
+            DType::Complex128 => geam!(cublasZgeam, CUBLAS_OP_C, cusys::double2, z1, z0),
             d => {
                 return Err(Error::UnsupportedDType {
-                    op: "transpose (cuBLAS)",
+                    op: "adjoint (cuBLAS)",
                     dtype: d.to_string(),
                 })
             }

@@ -1,7 +1,8 @@
 //! Dense factorizations on CUDA through cuSOLVER (loaded at run time): the jobs of
 //! `runtime/solver.rs` on batches of column-major matrices, one cuSOLVER call per matrix on the
-//! device's stream. The 64-bit generic API (`cusolverDnX*`, one entry point for every dtype)
-//! where cuSOLVER has one; `orgqr` and `gesvdj` through their typed entry points.
+//! device's stream, for float32, float64, complex64 and complex128. The 64-bit generic API
+//! (`cusolverDnX*`, one entry point for every dtype) where cuSOLVER has one; `orgqr`/`ungqr` and
+//! `gesvdj` through their typed entry points ([`Element`]).
 //!
 //! SVD: Jacobi (`gesvdj`) by default, as PyTorch does, falling back to QR iteration (`gesvd`,
 //! CuPy's choice) for the matrices where Jacobi did not converge; values only use `gesvd`.
@@ -116,6 +117,194 @@ fn vec(v: &Vectors<'_>, b: usize, esize: usize) -> Result<*mut c_void> {
     ptr(v.buffer, v.offset + b * v.stride, esize)
 }
 
+type Handle = csys::cusolverDnHandle_t;
+type Status = csys::cusolverStatus_t;
+type Gesvdj = csys::gesvdjInfo_t;
+type EigMode = csys::cusolverEigMode_t;
+
+/// One element type: its cuSOLVER data types and sizes (matrices, and the real vectors of
+/// eigenvalues and singular values), and its typed routines on untyped pointers.
+struct Element {
+    dt: csys::cudaDataType,
+    real: csys::cudaDataType,
+    esize: usize,
+    rsize: usize,
+    /// `<t>orgqr_bufferSize` / `<t>ungqr_bufferSize`: (m, n, k, a, lda, tau, &lwork).
+    orgqr_size:
+        fn(Handle, c_int, c_int, c_int, *mut c_void, c_int, *mut c_void, *mut c_int) -> Status,
+    /// `<t>orgqr` / `<t>ungqr`: (m, n, k, a, lda, tau, work, lwork, info).
+    #[allow(clippy::type_complexity)]
+    orgqr: fn(
+        Handle,
+        c_int,
+        c_int,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        c_int,
+        *mut c_int,
+    ) -> Status,
+    /// `<t>gesvdj_bufferSize`: (jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, &lwork, params).
+    #[allow(clippy::type_complexity)]
+    gesvdj_size: fn(
+        Handle,
+        EigMode,
+        c_int,
+        c_int,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_int,
+        Gesvdj,
+    ) -> Status,
+    /// `<t>gesvdj`: (jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, work, lwork, info, params).
+    #[allow(clippy::type_complexity)]
+    gesvdj: fn(
+        Handle,
+        EigMode,
+        c_int,
+        c_int,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_void,
+        c_int,
+        *mut c_int,
+        Gesvdj,
+    ) -> Status,
+}
+
+// The typed routines of element type `$t` (real part `$r`) as an [`Element`]. The wrappers are
+// safe fns because every caller hands them pointers it checked (`ptr`), as for the generic API.
+macro_rules! element {
+    ($dt:ident, $real:ident, $t:ty, $r:ty, $oqs:ident, $oq:ident, $gjs:ident, $gj:ident) => {
+        Element {
+            dt: csys::cudaDataType::$dt,
+            real: csys::cudaDataType::$real,
+            esize: std::mem::size_of::<$t>(),
+            rsize: std::mem::size_of::<$r>(),
+            // SAFETY (all four): device pointers of the caller's buffers, cast to the routine's
+            // element type; cuSOLVER checks the sizes it is given against the handle's device.
+            orgqr_size: |h, m, n, k, a, lda, tau, lw| unsafe {
+                csys::$oqs(h, m, n, k, a as *const $t, lda, tau as *const $t, lw)
+            },
+            orgqr: |h, m, n, k, a, lda, tau, w, lw, info| unsafe {
+                csys::$oq(
+                    h,
+                    m,
+                    n,
+                    k,
+                    a as *mut $t,
+                    lda,
+                    tau as *const $t,
+                    w as *mut $t,
+                    lw,
+                    info,
+                )
+            },
+            gesvdj_size: |h, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, lw, gj| unsafe {
+                csys::$gjs(
+                    h,
+                    jobz,
+                    econ,
+                    m,
+                    n,
+                    a as *const $t,
+                    lda,
+                    s as *const $r,
+                    u as *const $t,
+                    ldu,
+                    v as *const $t,
+                    ldv,
+                    lw,
+                    gj,
+                )
+            },
+            gesvdj: |h, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, w, lw, info, gj| unsafe {
+                csys::$gj(
+                    h,
+                    jobz,
+                    econ,
+                    m,
+                    n,
+                    a as *mut $t,
+                    lda,
+                    s as *mut $r,
+                    u as *mut $t,
+                    ldu,
+                    v as *mut $t,
+                    ldv,
+                    w as *mut $t,
+                    lw,
+                    info,
+                    gj,
+                )
+            },
+        }
+    };
+}
+
+impl Element {
+    /// The element type of matrices of `dtype`, or `None` where cuSOLVER has no routines.
+    fn of(dtype: DType) -> Option<Element> {
+        Some(match dtype {
+            DType::Float32 => element!(
+                CUDA_R_32F,
+                CUDA_R_32F,
+                f32,
+                f32,
+                cusolverDnSorgqr_bufferSize,
+                cusolverDnSorgqr,
+                cusolverDnSgesvdj_bufferSize,
+                cusolverDnSgesvdj
+            ),
+            DType::Float64 => element!(
+                CUDA_R_64F,
+                CUDA_R_64F,
+                f64,
+                f64,
+                cusolverDnDorgqr_bufferSize,
+                cusolverDnDorgqr,
+                cusolverDnDgesvdj_bufferSize,
+                cusolverDnDgesvdj
+            ),
+            DType::Complex64 => element!(
+                CUDA_C_32F,
+                CUDA_R_32F,
+                csys::cuComplex,
+                f32,
+                cusolverDnCungqr_bufferSize,
+                cusolverDnCungqr,
+                cusolverDnCgesvdj_bufferSize,
+                cusolverDnCgesvdj
+            ),
+            DType::Complex128 => element!(
+                CUDA_C_64F,
+                CUDA_R_64F,
+                csys::cuDoubleComplex,
+                f64,
+                cusolverDnZungqr_bufferSize,
+                cusolverDnZungqr,
+                cusolverDnZgesvdj_bufferSize,
+                cusolverDnZgesvdj
+            ),
+            _ => return None,
+        })
+    }
+}
+
 /// Device and host workspaces, grown to the largest request of a job.
 struct Work<'r> {
     rt: &'r dyn Runtime,
@@ -167,11 +356,10 @@ impl Drop for Work<'_> {
 /// Runs `job` on cuSOLVER (`rt` is the device's runtime, which allocates the workspaces).
 /// `Ok(false)` for dtypes it has no routine for, or without libcusolver.
 pub fn run(rt: &dyn Runtime, inner: &Arc<CudaInner>, job: &Solver<'_>) -> Result<bool> {
-    let (dt, esize) = match job.dtype {
-        DType::Float32 => (csys::cudaDataType::CUDA_R_32F, 4),
-        DType::Float64 => (csys::cudaDataType::CUDA_R_64F, 8),
-        _ => return Ok(false),
+    let Some(el) = Element::of(job.dtype) else {
+        return Ok(false);
     };
+    let (dt, esize) = (el.dt, el.esize);
     let Some(d) = dense(inner)? else {
         return Ok(false);
     };
@@ -353,73 +541,36 @@ pub fn run(rt: &dyn Runtime, inner: &Arc<CudaInner>, job: &Solver<'_>) -> Result
         SolverJob::QrQ { a, tau, k } => {
             let (m, n, k, lda) = (a.rows as c_int, a.cols as c_int, k as c_int, a.ld as c_int);
             let mut lwork: c_int = 0;
-            // SAFETY: sizes query, then in-place orgqr with a workspace of lwork elements.
-            unsafe {
-                if job.dtype == DType::Float32 {
-                    check(
-                        csys::cusolverDnSorgqr_bufferSize(
-                            h,
-                            m,
-                            n,
-                            k,
-                            mat(&a, 0, 4)? as *const f32,
-                            lda,
-                            vec(&tau, 0, 4)? as *const f32,
-                            &mut lwork,
-                        ),
-                        "cusolverDnSorgqr_bufferSize",
-                    )?;
-                } else {
-                    check(
-                        csys::cusolverDnDorgqr_bufferSize(
-                            h,
-                            m,
-                            n,
-                            k,
-                            mat(&a, 0, 8)? as *const f64,
-                            lda,
-                            vec(&tau, 0, 8)? as *const f64,
-                            &mut lwork,
-                        ),
-                        "cusolverDnDorgqr_bufferSize",
-                    )?;
-                }
-                let (wd, _) = work.get(lwork.max(1) as usize * esize, 0)?;
-                for b in 0..a.count {
-                    if job.dtype == DType::Float32 {
-                        check(
-                            csys::cusolverDnSorgqr(
-                                h,
-                                m,
-                                n,
-                                k,
-                                mat(&a, b, 4)? as *mut f32,
-                                lda,
-                                vec(&tau, b, 4)? as *const f32,
-                                wd as *mut f32,
-                                lwork,
-                                sinfo,
-                            ),
-                            "cusolverDnSorgqr",
-                        )?;
-                    } else {
-                        check(
-                            csys::cusolverDnDorgqr(
-                                h,
-                                m,
-                                n,
-                                k,
-                                mat(&a, b, 8)? as *mut f64,
-                                lda,
-                                vec(&tau, b, 8)? as *const f64,
-                                wd as *mut f64,
-                                lwork,
-                                sinfo,
-                            ),
-                            "cusolverDnDorgqr",
-                        )?;
-                    }
-                }
+            check(
+                (el.orgqr_size)(
+                    h,
+                    m,
+                    n,
+                    k,
+                    mat(&a, 0, esize)?,
+                    lda,
+                    vec(&tau, 0, esize)?,
+                    &mut lwork,
+                ),
+                "cusolverDn<t>orgqr_bufferSize",
+            )?;
+            let (wd, _) = work.get(lwork.max(1) as usize * esize, 0)?;
+            for b in 0..a.count {
+                check(
+                    (el.orgqr)(
+                        h,
+                        m,
+                        n,
+                        k,
+                        mat(&a, b, esize)?,
+                        lda,
+                        vec(&tau, b, esize)?,
+                        wd,
+                        lwork,
+                        sinfo,
+                    ),
+                    "cusolverDn<t>orgqr",
+                )?;
             }
         }
         SolverJob::Eigh {
@@ -447,8 +598,8 @@ pub fn run(rt: &dyn Runtime, inner: &Arc<CudaInner>, job: &Solver<'_>) -> Result
                         dt,
                         mat(&a, 0, esize)?,
                         i64_(a.ld),
-                        dt,
-                        vec(&w, 0, esize)?,
+                        el.real,
+                        vec(&w, 0, el.rsize)?,
                         dt,
                         &mut dsz,
                         &mut hsz,
@@ -470,8 +621,8 @@ pub fn run(rt: &dyn Runtime, inner: &Arc<CudaInner>, job: &Solver<'_>) -> Result
                             dt,
                             mat(&a, b, esize)?,
                             i64_(a.ld),
-                            dt,
-                            vec(&w, b, esize)?,
+                            el.real,
+                            vec(&w, b, el.rsize)?,
                             dt,
                             wd,
                             dsz,
@@ -500,10 +651,10 @@ pub fn run(rt: &dyn Runtime, inner: &Arc<CudaInner>, job: &Solver<'_>) -> Result
                 (Some((u, vt)), SvdDriver::Default | SvdDriver::Jacobi) => {
                     drop(state);
                     drop(work);
-                    return svd_jacobi(rt, inner, &d, job.dtype, a, s, u, vt, info, driver)
+                    return svd_jacobi(rt, inner, &d, &el, job.dtype, a, s, u, vt, info, driver)
                         .map(|_| true);
                 }
-                _ => gesvd(h, params, dt, esize, &mut work, a, s, uv, info, 0..a.count)?,
+                _ => gesvd(h, params, &el, &mut work, a, s, uv, info, 0..a.count)?,
             }
         }
     }
@@ -516,8 +667,7 @@ pub fn run(rt: &dyn Runtime, inner: &Arc<CudaInner>, job: &Solver<'_>) -> Result
 fn gesvd(
     h: csys::cusolverDnHandle_t,
     params: csys::cusolverDnParams_t,
-    dt: csys::cudaDataType,
-    esize: usize,
+    el: &Element,
     work: &mut Work<'_>,
     a: Matrices<'_>,
     s: Vectors<'_>,
@@ -526,6 +676,7 @@ fn gesvd(
     range: std::ops::Range<usize>,
 ) -> Result<()> {
     let i64_ = |x: usize| x as i64;
+    let (dt, esize) = (el.dt, el.esize);
     let (jobu, jobvt) = match &uv {
         None => (b'N', b'N'),
         Some((u, _)) if u.cols == a.rows => (b'A', b'A'),
@@ -552,8 +703,8 @@ fn gesvd(
                 dt,
                 mat(&a, 0, esize)?,
                 i64_(a.ld),
-                dt,
-                vec(&s, 0, esize)?,
+                el.real,
+                vec(&s, 0, el.rsize)?,
                 dt,
                 pu,
                 i64_(ldu),
@@ -583,8 +734,8 @@ fn gesvd(
                     dt,
                     mat(&a, b, esize)?,
                     i64_(a.ld),
-                    dt,
-                    vec(&s, b, esize)?,
+                    el.real,
+                    vec(&s, b, el.rsize)?,
                     dt,
                     pu,
                     i64_(ldu),
@@ -605,7 +756,7 @@ fn gesvd(
     Ok(())
 }
 
-/// SVD with vectors by `gesvdj`: V (n x n) into a workspace, transposed into `vt` by cuBLAS.
+/// SVD with vectors by `gesvdj`: V (n x n) into a workspace, its adjoint into `vt` by cuBLAS.
 /// With the default driver, matrices where Jacobi did not converge are redone by `gesvd` from
 /// a copy of the input.
 #[allow(clippy::too_many_arguments)]
@@ -613,6 +764,7 @@ fn svd_jacobi(
     rt: &dyn Runtime,
     inner: &Arc<CudaInner>,
     d: &Dense,
+    el: &Element,
     dtype: DType,
     a: Matrices<'_>,
     s: Vectors<'_>,
@@ -621,12 +773,7 @@ fn svd_jacobi(
     info: Vectors<'_>,
     driver: SvdDriver,
 ) -> Result<()> {
-    let esize = dtype.size();
-    let dt = if dtype == DType::Float32 {
-        csys::cudaDataType::CUDA_R_32F
-    } else {
-        csys::cudaDataType::CUDA_R_64F
-    };
+    let esize = el.esize;
     let (m, n) = (a.rows, a.cols);
     let econ = (u.cols < m) as c_int;
     // A copy of the inputs for the fallback.
@@ -653,110 +800,60 @@ fn svd_jacobi(
         let mut lwork: c_int = 0;
         let (mi, ni, lda, ldu) = (m as c_int, n as c_int, a.ld as c_int, u.ld as c_int);
         let pv = ptr(&v, 0, esize)?;
-        // SAFETY: sizes query and calls on pointers inside the caller's buffers and `v`.
-        unsafe {
-            if dtype == DType::Float32 {
-                check(
-                    csys::cusolverDnSgesvdj_bufferSize(
-                        h,
-                        jobz,
-                        econ,
-                        mi,
-                        ni,
-                        mat(&a, 0, 4)? as *const f32,
-                        lda,
-                        vec(&s, 0, 4)? as *const f32,
-                        mat(&u, 0, 4)? as *const f32,
-                        ldu,
-                        pv as *const f32,
-                        ni,
-                        &mut lwork,
-                        gj,
-                    ),
-                    "cusolverDnSgesvdj_bufferSize",
-                )?;
-            } else {
-                check(
-                    csys::cusolverDnDgesvdj_bufferSize(
-                        h,
-                        jobz,
-                        econ,
-                        mi,
-                        ni,
-                        mat(&a, 0, 8)? as *const f64,
-                        lda,
-                        vec(&s, 0, 8)? as *const f64,
-                        mat(&u, 0, 8)? as *const f64,
-                        ldu,
-                        pv as *const f64,
-                        ni,
-                        &mut lwork,
-                        gj,
-                    ),
-                    "cusolverDnDgesvdj_bufferSize",
-                )?;
-            }
-            let wbuf = rt.allocate(lwork.max(1) as usize * esize)?;
-            let wd = ptr(&wbuf, 0, esize)?;
-            for b in 0..a.count {
-                let pinfo = vec(&info, b, 4)? as *mut c_int;
-                if dtype == DType::Float32 {
-                    check(
-                        csys::cusolverDnSgesvdj(
-                            h,
-                            jobz,
-                            econ,
-                            mi,
-                            ni,
-                            mat(&a, b, 4)? as *mut f32,
-                            lda,
-                            vec(&s, b, 4)? as *mut f32,
-                            mat(&u, b, 4)? as *mut f32,
-                            ldu,
-                            pv as *mut f32,
-                            ni,
-                            wd as *mut f32,
-                            lwork,
-                            pinfo,
-                            gj,
-                        ),
-                        "cusolverDnSgesvdj",
-                    )?;
-                } else {
-                    check(
-                        csys::cusolverDnDgesvdj(
-                            h,
-                            jobz,
-                            econ,
-                            mi,
-                            ni,
-                            mat(&a, b, 8)? as *mut f64,
-                            lda,
-                            vec(&s, b, 8)? as *mut f64,
-                            mat(&u, b, 8)? as *mut f64,
-                            ldu,
-                            pv as *mut f64,
-                            ni,
-                            wd as *mut f64,
-                            lwork,
-                            pinfo,
-                            gj,
-                        ),
-                        "cusolverDnDgesvdj",
-                    )?;
-                }
-                // vt = V^T (V is n x n with ld n).
-                super::blas::transpose(
-                    inner,
-                    dtype,
-                    n,
-                    n,
-                    pv as u64,
-                    n,
-                    mat(&vt, b, esize)? as u64,
-                    vt.ld,
-                )?;
-            }
+        check(
+            (el.gesvdj_size)(
+                h,
+                jobz,
+                econ,
+                mi,
+                ni,
+                mat(&a, 0, esize)?,
+                lda,
+                vec(&s, 0, el.rsize)?,
+                mat(&u, 0, esize)?,
+                ldu,
+                pv,
+                ni,
+                &mut lwork,
+                gj,
+            ),
+            "cusolverDn<t>gesvdj_bufferSize",
+        )?;
+        let wbuf = rt.allocate(lwork.max(1) as usize * esize)?;
+        let wd = ptr(&wbuf, 0, esize)?;
+        for b in 0..a.count {
+            check(
+                (el.gesvdj)(
+                    h,
+                    jobz,
+                    econ,
+                    mi,
+                    ni,
+                    mat(&a, b, esize)?,
+                    lda,
+                    vec(&s, b, el.rsize)?,
+                    mat(&u, b, esize)?,
+                    ldu,
+                    pv,
+                    ni,
+                    wd,
+                    lwork,
+                    vec(&info, b, 4)? as *mut c_int,
+                    gj,
+                ),
+                "cusolverDn<t>gesvdj",
+            )?;
+            // vt = V^H (V is n x n with ld n).
+            super::blas::adjoint(
+                inner,
+                dtype,
+                n,
+                n,
+                pv as u64,
+                n,
+                mat(&vt, b, esize)? as u64,
+                vt.ld,
+            )?;
         }
         Ok(())
     })();
@@ -793,8 +890,7 @@ fn svd_jacobi(
         gesvd(
             h,
             params,
-            dt,
-            esize,
+            el,
             &mut work,
             a,
             s,

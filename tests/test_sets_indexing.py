@@ -269,17 +269,43 @@ def _complex_values(rng, shape, dtype):
     re = rng.integers(-3, 4, size=shape).astype(np.float64) / 2
     im = rng.integers(-2, 3, size=shape).astype(np.float64) / 2
     pick = rng.random(shape)
-    re = np.where(pick < 0.05, np.nan, re)
+    re = np.where((pick < 0.05) | ((pick >= 0.14) & (pick < 0.16)), np.nan, re)
     im = np.where((pick >= 0.05) & (pick < 0.1), -0.0, im)
+    im = np.where((pick >= 0.1) & (pick < 0.16), np.nan, im)
     z = np.empty(shape, dtype=np.complex128)
     z.real, z.imag = re, im
     return z.astype(dtype)
 
 
-@pytest.mark.skipif(not ON_CPU, reason="complex sorts and gathers run on the CPU")
+def _no_c128_on_metal(dtype):
+    if DEVICE.kind == "metal" and dtype == "complex128":
+        pytest.skip("no complex128 on Metal")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(1,), (37,), (20, 30), (3, 2500)])
+def test_sort_and_argsort_of_complex_match_numpy(rng, dtype, shape):
+    # NumPy's order: [R + Rj, R + nanj, nan + Rj, nan + nanj], each class by its non-NaN parts;
+    # -0 equals +0; argsort stable. Descending: the reverse, ties in their original order.
+    _no_c128_on_metal(dtype)
+    a = _complex_values(rng, shape, dtype)
+    x = make(a)
+    for axis in range(len(shape)):
+        np.testing.assert_array_equal(to_np(ingot.sort(x, axis=axis)), np.sort(a, axis=axis))
+        want = np.argsort(a, axis=axis, kind="stable")
+        np.testing.assert_array_equal(to_np(ingot.argsort(x, axis=axis)), want)
+        flipped = np.flip(a, axis=axis)
+        n = shape[axis]
+        down = n - 1 - np.flip(np.argsort(flipped, axis=axis, kind="stable"), axis=axis)
+        np.testing.assert_array_equal(to_np(ingot.argsort(x, axis=axis, descending=True)), down)
+        np.testing.assert_array_equal(to_np(ingot.sort(x, axis=axis, descending=True)),
+                                      np.take_along_axis(a, down, axis=axis))
+
+
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("shape", [(1,), (0,), (37,), (20, 30), ()])
 def test_unique_of_complex_matches_numpy(rng, dtype, shape):
+    _no_c128_on_metal(dtype)
     a = _complex_values(rng, shape, dtype)
     x = make(a)
     u = ingot.unique_all(x)
@@ -308,8 +334,7 @@ def test_unique_of_complex_matches_numpy(rng, dtype, shape):
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_nonzero_and_integer_indexing_of_complex(rng, dtype):
-    if DEVICE.kind == "metal" and dtype == "complex128":
-        pytest.skip("no complex128 on Metal")
+    _no_c128_on_metal(dtype)
     a = _complex_values(rng, (6, 7), dtype)
     a[rng.random(a.shape) < 0.4] = 0
     x = make(a)

@@ -14,7 +14,6 @@ from typing import Any, NamedTuple, Union
 
 from . import _ingot
 from ._ingot import Array
-from ._dtypes import isdtype
 from ._sorting import _operand_like
 
 
@@ -28,38 +27,8 @@ def _unique(x: Array, name: str, index: builtins.bool = True, inverse: builtins.
             counts: builtins.bool = True) -> tuple:
     """``(values, indices, inverse, counts)`` of ``x`` (unrequested parts None)."""
     _check_array(x, name)
-    if not isdtype(x.dtype, "complex floating"):
-        return _ingot.unique(x, index, inverse, counts)
-    return _unique_complex(x)
-
-
-def _unique_complex(x: Array) -> tuple:
-    """``unique`` of a complex array, composed: a lexicographic order (a stable argsort by the
-    imaginary part, then one by the real part), the starts of runs of equal values, and
-    gathers. ``==`` makes every NaN distinct and ``-0.0`` equal to ``+0.0``, as for real
-    arrays."""
-    from ._creation import asarray
-    from ._functions import astype, concat, cumulative_sum, imag, real, reshape
-    from ._sorting import argsort
-
-    flat = reshape(x, (-1,))
-    n = flat.shape[0]
-    dev = x.device
-    # `+ 0.0` turns -0.0 into +0.0, so that equal values sort together in their original order
-    # (the first occurrence starts each run).
-    order = argsort(imag(flat) + 0.0, stable=True)
-    order = order[argsort(real(flat)[order] + 0.0, stable=True)]
-    v = flat[order]
-    if n == 0:
-        empty = asarray([], dtype=_ingot.int64, device=dev)
-        return v, empty, reshape(empty, x.shape), empty
-    first = asarray([True], device=dev)
-    starts_mask = concat([first, v[1:] != v[:-1]]) if n > 1 else first
-    starts = _ingot.nonzero(starts_mask)[0]
-    group = cumulative_sum(astype(starts_mask, _ingot.int64)) - 1
-    inv = reshape(group[argsort(order)], x.shape)
-    ends = concat([starts[1:], asarray([n], dtype=_ingot.int64, device=dev)])
-    return v[starts], order[starts], inv, ends - starts
+    # Complex values in NumPy's order ([R + Rj, R + nanj, nan + Rj, nan + nanj]) on every device.
+    return _ingot.unique(x, index, inverse, counts)
 
 
 class UniqueAllResult(NamedTuple):

@@ -26,6 +26,7 @@ pub(crate) mod route;
 pub mod search;
 pub mod select;
 pub mod sort;
+pub(crate) mod sort_complex;
 pub mod unary;
 
 pub use binary::{binary, binary_into, clip, where_};

@@ -95,6 +95,10 @@ pub struct Unique {
 /// assert_eq!(u.counts.unwrap().to_vec::<i64>().unwrap(), vec![2, 1, 2]);
 /// ```
 pub fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<Unique> {
+    if x.dtype().is_complex() {
+        // NumPy's complex order (`sort_complex.rs`), the same on every device.
+        return super::sort_complex::unique(x, indices, inverse, counts);
+    }
     let (values, indices, inverse, counts) = match super::route::native(x.device()) {
         true => super::cpu::unique(x, indices, inverse, counts)?,
         false => super::gpu::unique(x, indices, inverse, counts)?,

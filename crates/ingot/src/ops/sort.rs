@@ -3,7 +3,8 @@
 //! Both order NumPy's way: ascending with NaNs last; descending is the reverse order with ties
 //! kept in their original order (NaNs first), as the array API's `descending=True`. `-0.0` and
 //! `+0.0` are equal (argsort keeps their original order). The backends sort rows along the last
-//! axis, so the axis is moved last as a view first (no copy).
+//! axis, so the axis is moved last as a view first (no copy). Complex numbers sort in NumPy's
+//! order through three sorts of real keys (`sort_complex.rs`).
 
 use crate::array::Array;
 use crate::dtype::DType;
@@ -41,6 +42,11 @@ pub fn sort(x: &Array, axis: isize, descending: bool) -> Result<Array> {
     let (xv, perm) = axis_last(x, axis)?;
     let ov = out.permute(&perm)?;
     match super::route::native(x.device()) {
+        // Complex rows sort through real keys on every device (`sort_complex.rs`).
+        _ if x.dtype().is_complex() => {
+            let order = super::sort_complex::argsort_rows(&xv, descending)?;
+            ov.assign(&super::take_along_axis(&xv, &order, -1)?)?
+        }
         true => super::cpu::sort_rows(&xv, Some(&ov), None, descending)?,
         false => super::gpu::sort_rows(&xv, Some(&ov), None, descending)?,
     }
@@ -64,6 +70,9 @@ pub fn argsort(x: &Array, axis: isize, descending: bool) -> Result<Array> {
     let (xv, perm) = axis_last(x, axis)?;
     let ov = out.permute(&perm)?;
     match super::route::native(x.device()) {
+        _ if x.dtype().is_complex() => {
+            ov.assign(&super::sort_complex::argsort_rows(&xv, descending)?)?
+        }
         true => super::cpu::sort_rows(&xv, None, Some(&ov), descending)?,
         false => super::gpu::sort_rows(&xv, None, Some(&ov), descending)?,
     }

@@ -122,68 +122,26 @@ type Status = csys::cusolverStatus_t;
 type Gesvdj = csys::gesvdjInfo_t;
 type EigMode = csys::cusolverEigMode_t;
 
+// Untyped device pointers and ints: the typed routines' signatures in [`Element`].
+type P = *mut c_void;
+type I = c_int;
+
 /// One element type: its cuSOLVER data types and sizes (matrices, and the real vectors of
 /// eigenvalues and singular values), and its typed routines on untyped pointers.
+#[allow(clippy::type_complexity)]
 struct Element {
     dt: csys::cudaDataType,
     real: csys::cudaDataType,
     esize: usize,
     rsize: usize,
     /// `<t>orgqr_bufferSize` / `<t>ungqr_bufferSize`: (m, n, k, a, lda, tau, &lwork).
-    orgqr_size:
-        fn(Handle, c_int, c_int, c_int, *mut c_void, c_int, *mut c_void, *mut c_int) -> Status,
+    orgqr_size: fn(Handle, I, I, I, P, I, P, *mut I) -> Status,
     /// `<t>orgqr` / `<t>ungqr`: (m, n, k, a, lda, tau, work, lwork, info).
-    #[allow(clippy::type_complexity)]
-    orgqr: fn(
-        Handle,
-        c_int,
-        c_int,
-        c_int,
-        *mut c_void,
-        c_int,
-        *mut c_void,
-        *mut c_void,
-        c_int,
-        *mut c_int,
-    ) -> Status,
+    orgqr: fn(Handle, I, I, I, P, I, P, P, I, *mut I) -> Status,
     /// `<t>gesvdj_bufferSize`: (jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, &lwork, params).
-    #[allow(clippy::type_complexity)]
-    gesvdj_size: fn(
-        Handle,
-        EigMode,
-        c_int,
-        c_int,
-        c_int,
-        *mut c_void,
-        c_int,
-        *mut c_void,
-        *mut c_void,
-        c_int,
-        *mut c_void,
-        c_int,
-        *mut c_int,
-        Gesvdj,
-    ) -> Status,
+    gesvdj_size: fn(Handle, EigMode, I, I, I, P, I, P, P, I, P, I, *mut I, Gesvdj) -> Status,
     /// `<t>gesvdj`: (jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, work, lwork, info, params).
-    #[allow(clippy::type_complexity)]
-    gesvdj: fn(
-        Handle,
-        EigMode,
-        c_int,
-        c_int,
-        c_int,
-        *mut c_void,
-        c_int,
-        *mut c_void,
-        *mut c_void,
-        c_int,
-        *mut c_void,
-        c_int,
-        *mut c_void,
-        c_int,
-        *mut c_int,
-        Gesvdj,
-    ) -> Status,
+    gesvdj: fn(Handle, EigMode, I, I, I, P, I, P, P, I, P, I, P, I, *mut I, Gesvdj) -> Status,
 }
 
 // The typed routines of element type `$t` (real part `$r`) as an [`Element`]. The wrappers are

@@ -518,7 +518,7 @@ def test_gpu_complex_kernels_match_the_cpu_functions(rng, name):
     # special values value for value (signed zeros included), the rest to 1e-12 of the modulus.
     from ingot import _ingot
 
-    src = _ingot._cmath_source("cpu") + (
+    src = _ingot._kernel_source("cmath", "cpu") + (
         f'template [[host_name("k")]] [[kernel]] decltype(cunary<cop_{name}, double>) '
         f"cunary<cop_{name}, double>;\n")
     k = ingot.compile(src, file_name=f"cmath_{name}.metal")["k"]
@@ -543,7 +543,7 @@ def test_gpu_complex_kernels_match_the_cpu_functions(rng, name):
 def test_gpu_complex_pow_kernel_matches_the_cpu(rng):
     from ingot import _ingot
 
-    src = _ingot._cmath_source("cpu") + (
+    src = _ingot._kernel_source("cmath", "cpu") + (
         'template [[host_name("k")]] [[kernel]] decltype(cpow_parts<double>) cpow_parts<double>;\n')
     k = ingot.compile(src, file_name="cmath_pow.metal")["k"]
     x = crandom(rng, (400,), scale=2.0)

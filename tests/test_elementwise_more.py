@@ -82,7 +82,7 @@ def test_nextafter_functor_of_the_gpu_kernels_on_signed_zeros():
     # arguments give y for every type (the array API standard), bit for bit.
     from ingot import _ingot
 
-    src = _ingot._functor_source(ingot.default_device()) + """
+    src = _ingot._kernel_source("functor", ingot.default_device()) + """
 kernel void na(device const half* x [[buffer(0)]], device const half* y [[buffer(1)]],
                device half* o [[buffer(2)]], device const float* xf [[buffer(3)]],
                device const float* yf [[buffer(4)]], device float* of [[buffer(5)]],

@@ -198,7 +198,7 @@ def test_pack_folds_of_the_gpu_reductions(rng, dtype):
 
     t = {"float32": "float", "float16": "half"}[dtype]
     n = 16 // np.dtype(dtype).itemsize
-    src = _ingot._functor_source(ingot.default_device()) + f"""
+    src = _ingot._kernel_source("functor", ingot.default_device()) + f"""
 kernel void folds(device const {t}* x [[buffer(0)]], device float* out [[buffer(1)]],
                   uint i [[thread_position_in_grid]]) {{
   Pack<{t}, {n}> p;
@@ -233,7 +233,7 @@ def test_group_combine_of_the_gpu_reductions(rng, tg):
     # lost elements in the tree and now combine in one thread.
     from ingot import _ingot
 
-    src = _ingot._functor_source(ingot.default_device()) + """
+    src = _ingot._kernel_source("functor", ingot.default_device()) + """
 kernel void combine(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                     uint lid [[thread_index_in_threadgroup]], uint nl [[threads_per_threadgroup]],
                     uint gid [[threadgroup_position_in_grid]]) {
@@ -267,7 +267,7 @@ def test_simd_combine_of_the_gpu_reductions(rng):
     # run through the device's compiler, one result per SIMD group against NumPy.
     from ingot import _ingot
 
-    src = _ingot._functor_source(ingot.default_device()) + """
+    src = _ingot._kernel_source("functor", ingot.default_device()) + """
 kernel void combine(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                     uint lid [[thread_index_in_threadgroup]], uint gid [[threadgroup_position_in_grid]]) {
   threadgroup red_sum<float>::A s1[256];

@@ -950,7 +950,7 @@ def _prelude(device: Any) -> str:
     key = str(device)
     p = _PRELUDES.get(key)
     if p is None:
-        p = _ingot._functor_source(device)
+        p = _ingot._kernel_source("functor", device)
         _PRELUDES[key] = p
     return p
 

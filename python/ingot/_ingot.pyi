@@ -65,8 +65,7 @@ __all__ = [
     "_dlpack",
     "_dlpack_device",
     "_cuda_array_interface",
-    "_functor_source",
-    "_cmath_source",
+    "_kernel_source",
     "_op_dtypes",
     "_shutdown",
     "Philox",
@@ -522,8 +521,7 @@ def compile(
     defines: Optional[Union[Dict[str, Any], Sequence[str]]] = None,
     checked: Optional[builtins.bool] = None,
 ) -> Library: ...
-def _functor_source(device: Optional[_DeviceLike] = None) -> str: ...
-def _cmath_source(device: Optional[_DeviceLike] = None) -> str: ...
+def _kernel_source(module: str, device: Optional[_DeviceLike] = None) -> str: ...
 def _shutdown() -> None: ...
 
 @final

@@ -811,25 +811,22 @@ fn compile(
     })
 }
 
-/// The built-in library's shared definitions and elementwise functors for `device`: the prelude
-/// of the kernels `ingot.fuse` generates (python/ingot/_fuse.py).
+/// The MSL source of one of the built-in kernel modules that generated and test kernels build
+/// on, with the shared definitions for `device`: `"functor"` (the functors and reduction
+/// helpers of the kernels `ingot.fuse` generates, python/ingot/_fuse.py) or `"cmath"` (the
+/// GPUs' complex functions, which tests run on the CPU engine against the CPU's own).
 #[pyfunction]
-#[pyo3(signature = (device = None))]
-fn _functor_source(device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (module, device = None))]
+fn _kernel_source(module: &str, device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
     guard(|| {
         let device = device_from_py(device)?;
-        ingot::ops::gpu::functor_source(device).py_err()
-    })
-}
-
-/// The complex functions of the GPUs (`cmath.metal`) with the shared definitions for `device`:
-/// tests run them on the CPU engine against the CPU's own complex functions.
-#[pyfunction]
-#[pyo3(signature = (device = None))]
-fn _cmath_source(device: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-    guard(|| {
-        let device = device_from_py(device)?;
-        ingot::ops::gpu::cmath_source(device).py_err()
+        match module {
+            "functor" => ingot::ops::gpu::functor_source(device).py_err(),
+            "cmath" => ingot::ops::gpu::cmath_source(device).py_err(),
+            other => Err(PyValueError::new_err(format!(
+                "no built-in kernel module {other:?} (\"functor\" or \"cmath\")"
+            ))),
+        }
     })
 }
 
@@ -883,8 +880,7 @@ pub(crate) fn defines_from_py(
 /// Adds `compile`, `Library`, `Kernel` and `KernelParameter` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
-    m.add_function(wrap_pyfunction!(_functor_source, m)?)?;
-    m.add_function(wrap_pyfunction!(_cmath_source, m)?)?;
+    m.add_function(wrap_pyfunction!(_kernel_source, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_class::<PyLibrary>()?;
     m.add_class::<PyKernel>()?;

@@ -28,6 +28,7 @@ pub mod select;
 pub mod sort;
 pub(crate) mod sort_complex;
 pub mod unary;
+pub mod unique;
 
 pub use binary::{binary, binary_into, clip, where_};
 pub use complex::{conj, imag, real};
@@ -40,6 +41,7 @@ pub use op::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 pub use reduce::{cumsum, cumulative, reduce};
 pub use route::set_cpu_ops_through_kernels;
 pub use search::searchsorted;
-pub use select::{flat_nonzero, isin, nonzero, unique, unravel, Unique};
+pub use select::{flat_nonzero, isin, nonzero, unravel, Unique};
 pub use sort::{argsort, sort};
 pub use unary::unary;
+pub use unique::unique;

@@ -83,22 +83,13 @@ pub struct Unique {
     pub counts: Option<Array>,
 }
 
-/// The distinct values of `x` (flattened), sorted, and the parts asked for.
-///
-/// ```
-/// use ingot::{Array, Device, ops};
-/// let a = Array::from_vec(vec![3i32, 1, 3, 2, 1], &[5], Device::Cpu).unwrap();
-/// let u = ops::unique(&a, true, true, true).unwrap();
-/// assert_eq!(u.values.to_vec::<i32>().unwrap(), vec![1, 2, 3]);
-/// assert_eq!(u.indices.unwrap().to_vec::<i64>().unwrap(), vec![1, 3, 0]);
-/// assert_eq!(u.inverse.unwrap().to_vec::<i64>().unwrap(), vec![2, 0, 2, 1, 0]);
-/// assert_eq!(u.counts.unwrap().to_vec::<i64>().unwrap(), vec![2, 1, 2]);
-/// ```
-pub fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<Unique> {
-    if x.dtype().is_complex() {
-        // NumPy's complex order (`sort_complex.rs`), the same on every device.
-        return super::sort_complex::unique(x, indices, inverse, counts);
-    }
+/// [`super::unique`] of a real `x`, on the device's backend.
+pub(crate) fn unique_of_reals(
+    x: &Array,
+    indices: bool,
+    inverse: bool,
+    counts: bool,
+) -> Result<Unique> {
     let (values, indices, inverse, counts) = match super::route::native(x.device()) {
         true => super::cpu::unique(x, indices, inverse, counts)?,
         false => super::gpu::unique(x, indices, inverse, counts)?,

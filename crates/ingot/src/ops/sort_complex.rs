@@ -8,9 +8,19 @@ use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::layout::IndexItem;
 
-use super::op::{BinaryOp, UnaryOp};
-use super::{argsort, binary, cumsum, flat_nonzero, index_set, take_along_axis, unary, where_};
-use super::{IndexKey, Unique};
+use super::op::{BinaryOp, UnaryOp, UniqueParts};
+use super::{binary, cumsum, flat_nonzero, index_set, take_along_axis, unary, where_, IndexKey};
+
+/// The stable argsort (int64) of the real rows `x` (`[..., n]`) along the last axis, on the
+/// device's backend.
+fn argsort_reals(x: &Array, descending: bool) -> Result<Array> {
+    let out = Array::empty(x.shape(), DType::Int64, x.device())?;
+    match super::route::native(x.device()) {
+        true => super::cpu::sort_rows(x, None, Some(&out), descending)?,
+        false => super::gpu::sort_rows(x, None, Some(&out), descending)?,
+    }
+    Ok(out)
+}
 
 /// `part` with its NaNs as 0 (the class key orders them), and a 0/1 int32 array of its NaNs.
 fn without_nans(part: &Array) -> Result<(Array, Array)> {
@@ -31,10 +41,10 @@ pub(crate) fn argsort_rows(x: &Array, descending: bool) -> Result<Array> {
         &im_nan,
     )?;
     // Each pass sorts the previous order stably by the next more significant key.
-    let mut order = argsort(&im, -1, descending)?;
+    let mut order = argsort_reals(&im, descending)?;
     for key in [&re, &class] {
         let in_order = take_along_axis(key, &order, -1)?;
-        let step = argsort(&in_order, -1, descending)?;
+        let step = argsort_reals(&in_order, descending)?;
         order = take_along_axis(&order, &step, -1)?;
     }
     Ok(order)
@@ -50,7 +60,7 @@ fn slice(start: Option<isize>, stop: Option<isize>) -> IndexItem {
 
 /// [`super::unique`] of a complex `x`: the sorted values (each NaN its own value, as the
 /// standard asks), the first occurrences, the inverse and the counts, from one stable argsort.
-pub(crate) fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<Unique> {
+pub(crate) fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> Result<UniqueParts> {
     let device = x.device();
     let flat = x.reshape(&[-1])?;
     let n = flat.size();
@@ -107,10 +117,5 @@ pub(crate) fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> R
     } else {
         None
     };
-    Ok(Unique {
-        values,
-        indices: first_index,
-        inverse: inv,
-        counts: count,
-    })
+    Ok((values, first_index, inv, count))
 }

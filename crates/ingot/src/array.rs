@@ -190,19 +190,8 @@ impl Array {
     /// The real (`imag = false`) or imaginary part of a complex array as a strided view of its
     /// real dtype (`complex64` -> `float32`); writes through the view change this array.
     pub fn complex_part(&self, imag: bool) -> Result<Array> {
-        if !self.dtype.is_complex() {
-            return Err(Error::DTypeMismatch(format!(
-                "the parts of an array of {} (not complex)",
-                self.dtype
-            )));
-        }
-        let l = &self.layout;
-        let layout = Layout::new(
-            l.shape().to_vec(),
-            l.strides().iter().map(|&s| s * 2).collect(),
-            l.offset() * 2 + imag as usize,
-        )?;
-        Array::from_parts(self.buffer.clone(), layout, self.dtype.real_dtype())
+        self.complex_pairs()?
+            .index(&[IndexItem::Ellipsis, IndexItem::Int(imag as isize)])
     }
 
     /// A complex array seen as real pairs: a view of the real dtype with one more axis, of

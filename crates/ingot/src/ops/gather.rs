@@ -292,7 +292,12 @@ pub fn index_set(x: &Array, key: &[IndexKey], value: &Array) -> Result<()> {
         if let Some(p) = plan(&xp, &pairs_key(key))? {
             // The value as the pairs of complex numbers of the shape of `x[key]`.
             let shape = &p.shape[..p.shape.len() - 1];
-            let v = value.astype(x.dtype())?.broadcast_to(shape)?.contiguous()?;
+            let v = if value.dtype() == x.dtype() {
+                value.clone()
+            } else {
+                value.astype(x.dtype())?
+            };
+            let v = v.broadcast_to(shape)?.contiguous()?;
             return scatter_planned(&xp, p, &v.complex_pairs()?);
         }
     }

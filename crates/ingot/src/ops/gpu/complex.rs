@@ -1,10 +1,11 @@
 //! Complex arrays on GPUs. Copies, conversions, `+ - * /`, `==`/`!=`, `abs`, `negative`, the
-//! predicates, `sum`, `mean`, `prod`, their cumulative forms and `where` are composed of the
-//! real kernels over the two parts ([`Array::complex_part`]: strided views, no copy); the elementary functions and `**` run
-//! the kernels of `cmath.metal` (the CPU's functions, value for value) over contiguous copies
-//! of the parts. Other ops are an `UnsupportedDType` error naming the op and the device. Inputs
-//! are read into temporaries before the output is written, so an output may alias an input
-//! (`a += b`).
+//! predicates, the reductions (`sum`, `mean`, `prod`, `any`, `all`, `count_nonzero`), the
+//! cumulative sums and products and `where` are composed of the real kernels over the two parts
+//! ([`Array::complex_part`]: strided views, no copy) or over the `[..., 2]` real pairs
+//! ([`Array::complex_pairs`]); the elementary functions and `**` run the kernels of
+//! `cmath.metal` (the CPU's functions, value for value) over contiguous copies of the parts.
+//! Other ops are an `UnsupportedDType` error naming the op and the device. Inputs are read into
+//! temporaries before the output is written, so an output may alias an input (`a += b`).
 
 use super::copy::copy_cast;
 use super::elementwise::{binary, unary, where_};
@@ -24,9 +25,9 @@ fn unsupported_on(op: &'static str, dtype: DType, device: Device) -> Error {
         op,
         dtype: format!(
             "{dtype} on {device} (complex arrays on GPUs support copies, astype, arithmetic, \
-             comparisons for equality, the elementwise functions, the reductions but min/max, \
-             cumulative sums and products, where, indexing and nonzero; move them to the CPU \
-             for sorting)"
+             comparisons for equality, the elementwise functions the standard defines for \
+             complex numbers, sum, prod, mean, any, all, count_nonzero, cumulative sums and \
+             products, and where; move them to the CPU for the rest)"
         ),
     }
 }
@@ -321,8 +322,8 @@ pub fn complex_scan(op: ScanOp, x: &Array, axis: usize, out: &Array) -> Result<(
                 Array::empty(out.shape(), rd, x.device())?,
                 Array::empty(out.shape(), rd, x.device())?,
             );
-            scan(op, &contiguous(&re)?, axis, &sr)?;
-            scan(op, &contiguous(&im)?, axis, &si)?;
+            scan(op, &re, axis, &sr)?;
+            scan(op, &im, axis, &si)?;
             store(&sr, &si, out)
         }
         ScanOp::Prod => {

@@ -136,3 +136,45 @@ def test_searchsorted_with_sorter_scalars_and_promotion(rng):
         ingot.searchsorted(make(np.zeros((2, 2))), make(np.zeros(3)))
     with pytest.raises(ValueError):
         ingot.searchsorted(s, 1, side="middle")
+
+
+def _complex_values(rng, shape, dtype):
+    """Complex values with repeated parts and every NaN class (R + nanj, nan + Rj, nan + nanj),
+    infinities and signed zeros in either part."""
+    out = np.empty(shape, dtype=dtype)
+    out.real = _values(rng, shape, "float64")
+    out.imag = _values(rng, shape, "float64")
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_complex_searchsorted_matches_numpy(rng, dtype, side):
+    for m in (0, 1, 37, 3000):
+        s = np.sort(_complex_values(rng, (m,), dtype))
+        v = _complex_values(rng, (4, 33), dtype)
+        got = ingot.searchsorted(make(s), make(v), side=side)
+        assert got.dtype == ingot.int64 and got.shape == v.shape
+        np.testing.assert_array_equal(to_np(got), np.searchsorted(s, v, side=side))
+    a = _complex_values(rng, (50,), dtype)
+    order = np.argsort(a, kind="stable")
+    v = _complex_values(rng, (7,), dtype)
+    got = ingot.searchsorted(make(a), make(v), side=side, sorter=make(order))
+    np.testing.assert_array_equal(to_np(got), np.searchsorted(a, v, side=side, sorter=order))
+    # A real array searched for complex values, and the reverse: promoted together.
+    r = np.sort(_values(rng, (40,), "float64"))
+    np.testing.assert_array_equal(
+        to_np(ingot.searchsorted(make(r), make(v), side=side)),
+        np.searchsorted(r.astype(dtype), v, side=side),
+    )
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_isin_matches_numpy(rng, dtype):
+    a = _complex_values(rng, (5, 40), dtype)
+    for m in (0, 1, 300):
+        b = _complex_values(rng, (m,), dtype)
+        for invert in (False, True):
+            got = ingot.isin(make(a), make(b), invert=invert)
+            assert got.dtype == ingot.bool and got.shape == a.shape
+            np.testing.assert_array_equal(to_np(got), np.isin(a, b, invert=invert))

@@ -180,15 +180,17 @@ template <class T, class K>
   const ulong base = ulong(grp) * ulong(RadixTile<K>::n);
   const uint w = lid >> 5;
   uint d[RadixTile<K>::kpt];
+  K raw[RadixTile<K>::kpt];
+  uint p[RadixTile<K>::kpt];
+  // Loads first (clamped indices), then the digits.
+  const ulong last = g.n - 1ul;
+  for (uint k = 0; k < KPT; ++k) raw[k] = keys[min(base + ulong(k * 256u + lid), last)];
+  for (uint k = 0; k < KPT; ++k)
+    p[k] = (g.flags & RX_SEG) ? pay[min(base + ulong(k * 256u + lid), last)] : 0u;
   for (uint k = 0; k < KPT; ++k) {
-    ulong i = base + ulong(k * 256u + lid);
-    d[k] = 256u;
-    if (i < g.n) {
-      K key = keys[i];
-      if (g.flags & RX_KEY_IN) key = SortKey<T>::key(key, g.flags);
-      uint p = (g.flags & RX_SEG) ? pay[i] : 0u;
-      d[k] = rx_digit<K>(key, p, g);
-    }
+    K key = raw[k];
+    if (g.flags & RX_KEY_IN) key = SortKey<T>::key(key, g.flags);
+    d[k] = base + ulong(k * 256u + lid) < g.n ? rx_digit<K>(key, p[k], g) : 256u;
   }
   for (uint k = 0; k < KPT; ++k) {
     if (d[k] < 256u) atomic_fetch_add_explicit(&h[w * 256u + d[k]], 1u, memory_order_relaxed);
@@ -227,21 +229,26 @@ template <class T, class K, class PO>
   K key[RadixTile<K>::kpt];
   uint pay[RadixTile<K>::kpt];
   uint slot[RadixTile<K>::kpt];
+  // Every load first, at a clamped index so that none is conditional: KPT loads in flight per
+  // thread instead of one per ranking step (the ranking stalled on each key's load).
+  const bool full = base + ulong(TILE) <= g.n;
+  const ulong last = g.n - 1ul;
+  for (uint k = 0; k < KPT; ++k) key[k] = kin[min(wbase + ulong(k * 32u + lane), last)];
+  if (has_pay && (g.flags & RX_P_IOTA) == 0u) {
+    for (uint k = 0; k < KPT; ++k) pay[k] = pin[min(wbase + ulong(k * 32u + lane), last)];
+  } else {
+    for (uint k = 0; k < KPT; ++k) pay[k] = uint(wbase) + k * 32u + lane;
+  }
   for (uint k = 0; k < KPT; ++k) {
-    ulong i = wbase + ulong(k * 32u + lane);
-    bool valid = i < g.n;
-    K kk = K(~K(0));
-    uint p = 0u;
-    if (valid) {
-      kk = kin[i];
-      if (g.flags & RX_KEY_IN) kk = SortKey<T>::key(kk, g.flags);
-      if (has_pay) p = (g.flags & RX_P_IOTA) ? uint(i) : pin[i];
-    }
+    bool valid = full || wbase + ulong(k * 32u + lane) < g.n;
+    K kk = key[k];
+    if (g.flags & RX_KEY_IN) kk = SortKey<T>::key(kk, g.flags);
+    if (!valid) kk = K(~K(0));
     key[k] = kk;
-    pay[k] = p;
-    uint d = rx_digit<K>(kk, p, g);
-    // Lanes holding the same digit: 8 ballots, one per bit of the digit.
-    uint peers = uint(static_cast<simd_vote::vote_t>(simd_ballot(valid)));
+    uint d = rx_digit<K>(kk, pay[k], g);
+    // Lanes holding the same digit: one ballot per bit of the digit (and one for the valid
+    // lanes of the last tile).
+    uint peers = full ? 0xffffffffu : uint(static_cast<simd_vote::vote_t>(simd_ballot(valid)));
     for (uint b = 0; b < 8u; ++b) {
       bool bit = ((d >> b) & 1u) != 0u;
       uint v = uint(static_cast<simd_vote::vote_t>(simd_ballot(bit)));

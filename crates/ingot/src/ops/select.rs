@@ -1,5 +1,5 @@
-//! Selections whose output size depends on the data (`nonzero`, `unique`) and set membership
-//! (`isin`); `searchsorted` is in `search.rs`.
+//! Selections whose output size depends on the data (`nonzero`, `unique`); `searchsorted` and
+//! set membership (`isin`) are in `search.rs`.
 //!
 //! On GPUs the output length is read back from the device once (a 4-byte read); the data stays
 //! there. Values are compared as `sort` orders them: `-0.0` equals `+0.0`, NaN sorts last and is
@@ -7,7 +7,7 @@
 
 use super::binary::binary;
 use super::op::BinaryOp;
-use crate::array::{same_device, Array};
+use crate::array::Array;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 
@@ -108,25 +108,5 @@ pub(crate) fn as_dtype(a: &Array, d: DType) -> Result<Array> {
         Ok(a.clone())
     } else {
         a.astype(d)
-    }
-}
-
-/// Whether each element of `x1` equals some element of `x2` (bool, x1's shape), or the
-/// complement when `invert`. The dtypes are promoted together; NaN is in no set.
-///
-/// ```
-/// use ingot::{Array, Device, ops};
-/// let a = Array::from_vec(vec![1i64, 2, 3, 4], &[4], Device::Cpu).unwrap();
-/// let b = Array::from_vec(vec![4i64, 2], &[2], Device::Cpu).unwrap();
-/// let r = ops::isin(&a, &b, false).unwrap();
-/// assert_eq!(r.to_bytes().unwrap(), vec![0, 1, 0, 1]);
-/// ```
-pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
-    same_device("isin", &[x1, x2])?;
-    let d = x1.dtype().promote(x2.dtype());
-    let (a, b) = (as_dtype(x1, d)?, as_dtype(x2, d)?);
-    match super::route::native(x1.device()) {
-        true => super::cpu::isin(&a, &b, invert),
-        false => super::gpu::isin(&a, &b, invert),
     }
 }

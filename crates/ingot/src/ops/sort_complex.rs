@@ -1,7 +1,7 @@
 //! Sorting complex arrays (the sort kernels of every backend have real keys only): NumPy's order of
 //! complex numbers, `[R + Rj, R + nanj, nan + Rj, nan + nanj]` with each class ordered by its
 //! non-NaN parts, as three stable sorts of real keys (least significant first: the imaginary
-//! part, the real part, the class), and `unique` from that order.
+//! part, the real part, the class), and `unique` and `searchsorted` from that order.
 
 use crate::array::Array;
 use crate::dtype::{DType, Scalar};
@@ -118,4 +118,56 @@ pub(crate) fn unique(x: &Array, indices: bool, inverse: bool, counts: bool) -> R
         None
     };
     Ok((values, first_index, inv, count))
+}
+
+/// [`super::searchsorted`] of the complex `values` in the 1-D complex `sorted` (one dtype): for
+/// each value, how many elements of `sorted` come before it in NumPy's order (`right`: before
+/// it or equal to it). One stable argsort of both together: values placed before `sorted` land
+/// before their equals, values placed after it after them; a value's result counts the
+/// elements of `sorted` before it in that order.
+pub(crate) fn searchsorted(sorted: &Array, values: &Array, right: bool) -> Result<Array> {
+    let device = values.device();
+    let m = sorted.size();
+    let n = values.size();
+    let shape: Vec<isize> = values.shape().iter().map(|&d| d as isize).collect();
+    let out = Array::empty(&[n], DType::Int64, device)?;
+    if n == 0 || m == 0 {
+        out.assign(&Array::scalar(Scalar::Int(0), DType::Int64, device)?)?;
+        return out.reshape(&shape);
+    }
+    let flat = values.reshape(&[-1])?;
+    let (first, second) = match right {
+        true => (sorted, &flat),
+        false => (&flat, sorted),
+    };
+    let split = first.size() as isize;
+    let both = Array::empty(&[n + m], values.dtype(), device)?;
+    both.index(&[slice(None, Some(split))])?.assign(first)?;
+    both.index(&[slice(Some(split), None)])?.assign(second)?;
+    let order = argsort_rows(&both, false)?;
+    // Whether each place of the order holds an element of `sorted`, and how many do before it.
+    let (cmp, bound) = match right {
+        true => (BinaryOp::Less, m),
+        false => (BinaryOp::GreaterEqual, n),
+    };
+    let bound = Array::scalar(Scalar::Int(bound as i64), DType::Int64, device)?;
+    let of_sorted = binary(cmp, &order, &bound)?;
+    let before = binary(
+        BinaryOp::Subtract,
+        &cumsum(&of_sorted, Some(0), Some(DType::Int64))?,
+        &of_sorted.astype(DType::Int64)?,
+    )?;
+    let places = flat_nonzero(&unary(UnaryOp::LogicalNot, &of_sorted)?)?;
+    let key = [IndexKey::Array(places)];
+    let mut which = super::index_get(&order, &key)?;
+    if right {
+        let offset = Array::scalar(Scalar::Int(m as i64), DType::Int64, device)?;
+        which = binary(BinaryOp::Subtract, &which, &offset)?;
+    }
+    index_set(
+        &out,
+        &[IndexKey::Array(which)],
+        &super::index_get(&before, &key)?,
+    )?;
+    out.reshape(&shape)
 }

@@ -176,10 +176,40 @@ struct SearchGeom {
 #define SR_RIGHT 1u   // searchsorted side="right"
 #define SR_INVERT 2u  // isin: the complement
 
-// The first position in sorted[0, m) whose key is >= key (side left) or > key (side right).
+// Searches start in a sample of the sorted keys that each threadgroup keeps in threadgroup
+// memory: the first ~10 steps of a binary search then read no device memory (a search was a chain
+// of ~20 dependent device loads, latency-bound).
+#define SR_SAMPLES 1024u
+
+// The sample: keys of sorted[p_k], p_k = k * m / count for k < count = min(m, SR_SAMPLES)
+// (transformed as `sort` orders them unless `raw`: the keys are already sort keys).
 template <class T, class K>
-inline ulong lower_pos(device const K* sorted, ulong m, K key, bool right, bool raw) {
-  ulong lo = 0ul, hi = m;
+inline uint search_sample(device const K* sorted, ulong m, bool raw, threadgroup K* sample,
+                          uint lid, uint tg) {
+  const uint count = uint(min(m, ulong(SR_SAMPLES)));
+  for (uint k = lid; k < count; k += tg) {
+    K s = sorted[ulong(k) * m / ulong(count)];
+    sample[k] = raw ? s : SortKey<T>::key(s, SK_CANON);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  return count;
+}
+
+// The first position in sorted[0, m) whose key is >= key (side left) or > key (side right): the
+// sample narrows it to the positions between two sampled ones, a binary search finishes.
+template <class T, class K>
+inline ulong lower_pos(device const K* sorted, ulong m, threadgroup const K* sample, uint count,
+                       K key, bool right, bool raw) {
+  // j: the sampled keys that lie before the position (they are a prefix of the sample).
+  uint a = 0u, b = count;
+  while (a < b) {
+    uint mid = (a + b) >> 1;
+    K s = sample[mid];
+    if (right ? s <= key : s < key) a = mid + 1u;
+    else b = mid;
+  }
+  ulong lo = a == 0u ? 0ul : ulong(a - 1u) * m / ulong(count) + 1ul;
+  ulong hi = a == count ? m : ulong(a) * m / ulong(count);
   while (lo < hi) {
     ulong mid = lo + (hi - lo) / 2ul;
     K s = raw ? sorted[mid] : SortKey<T>::key(sorted[mid], SK_CANON);
@@ -193,24 +223,32 @@ inline ulong lower_pos(device const K* sorted, ulong m, K key, bool right, bool 
 // out[i]: where values[i] would be inserted into `sorted` (ascending in NumPy's order) to keep it
 // sorted; -0.0 equals +0.0 and NaN sorts last, as `sort` orders them.
 template <class T, class K>
-kernel void search_sorted(device const K* sorted [[buffer(0)]], device const K* values [[buffer(1)]],
-                          device long* out [[buffer(2)]], constant SearchGeom& g [[buffer(3)]],
-                          uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]]) {
+[[max_total_threads_per_threadgroup(256)]] kernel void search_sorted(
+    device const K* sorted [[buffer(0)]], device const K* values [[buffer(1)]],
+    device long* out [[buffer(2)]], constant SearchGeom& g [[buffer(3)]],
+    uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tg [[threads_per_threadgroup]]) {
+  threadgroup K sample[SR_SAMPLES];
+  const uint count = search_sample<T, K>(sorted, g.m, false, sample, lid, tg);
   for (ulong i = tid; i < g.n; i += nt) {
     K key = SortKey<T>::key(values[i], SK_CANON);
-    out[i] = long(lower_pos<T, K>(sorted, g.m, key, (g.flags & SR_RIGHT) != 0u, false));
+    out[i] = long(lower_pos<T, K>(sorted, g.m, sample, count, key, (g.flags & SR_RIGHT) != 0u, false));
   }
 }
 
 // out[i]: whether values[i] equals an element of `keys` (sorted keys with SK_CANON); NaN never
 // does. SR_INVERT gives the complement.
 template <class T, class K>
-kernel void isin_sorted(device const K* keys [[buffer(0)]], device const K* values [[buffer(1)]],
-                        device bool* out [[buffer(2)]], constant SearchGeom& g [[buffer(3)]],
-                        uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]]) {
+[[max_total_threads_per_threadgroup(256)]] kernel void isin_sorted(
+    device const K* keys [[buffer(0)]], device const K* values [[buffer(1)]],
+    device bool* out [[buffer(2)]], constant SearchGeom& g [[buffer(3)]],
+    uint tid [[thread_position_in_grid]], uint nt [[threads_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tg [[threads_per_threadgroup]]) {
+  threadgroup K sample[SR_SAMPLES];
+  const uint count = search_sample<T, K>(keys, g.m, true, sample, lid, tg);
   for (ulong i = tid; i < g.n; i += nt) {
     K key = SortKey<T>::key(values[i], SK_CANON);
-    ulong p = lower_pos<T, K>(keys, g.m, key, false, true);
+    ulong p = lower_pos<T, K>(keys, g.m, sample, count, key, false, true);
     bool nan = SortKey<T>::FLOAT && key == K(~K(0));
     bool found = !nan && p < g.m && keys[p] == key;
     out[i] = found != ((g.flags & SR_INVERT) != 0u);

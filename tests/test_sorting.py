@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ingot
-from conftest import ALL_DTYPES, make, to_bf16_exact, to_np
+from conftest import ALL_DTYPES, make, needs_gpu, to_bf16_exact, to_np
 
 SIZES = [1, 2, 31, 33, 1023, 1025, 2048, 2049, 4097, 100003]
 
@@ -137,6 +137,17 @@ def test_searchsorted_with_sorter_scalars_and_promotion(rng):
     with pytest.raises(ValueError):
         ingot.searchsorted(s, 1, side="middle")
 
+
+@needs_gpu
+def test_radix_sort_beyond_one_scan_chunk(rng):
+    """More than 4096 radix tiles (2^24 keys, too slow for the CPU kernel engine), NaNs and
+    many repeated keys: values and the stable order."""
+    n = 4096 * 4096 + 4096 * 3 + 5
+    a = rng.integers(-1000, 1000, size=n).astype(np.float32) / 8
+    a[rng.integers(0, n, size=1000)] = np.nan
+    x = make(a)
+    np.testing.assert_array_equal(to_np(ingot.sort(x)), np.sort(a, kind="stable"))
+    np.testing.assert_array_equal(to_np(ingot.argsort(x)), np.argsort(a, kind="stable"))
 
 def _complex_values(rng, shape, dtype):
     """Complex values with repeated parts and every NaN class (R + nanj, nan + Rj, nan + nanj),

@@ -962,7 +962,7 @@ def _library(problem: _Problem, device: Any) -> Tuple[Any, str]:
     lib = _LIBS.get(key)
     if lib is None:
         src = problem.source(_prelude(device), name)
-        lib = _ingot.compile(src, device=device, file_name=f"ingot/fuse/{name}.metal")
+        lib = _ingot._compile_generated(src, device=device, file_name=f"ingot/fuse/{name}.metal")
         with _LOCK:
             _LIBS[key] = lib
     return lib, name
@@ -1077,22 +1077,20 @@ def _flatten(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[List[Any], 
     return flat, tuple(key)
 
 
-class Fused:
-    """A function traced into one generated kernel per argument signature (see ``ingot.fuse``)."""
+class Fused(_ingot.FastCalls):
+    """A function traced into one generated kernel per argument signature (see ``ingot.fuse``).
+
+    Calling it runs the base class's ``__call__`` (Rust): a warm call on arrays only is keyed
+    and launched there, without a Python frame; every other call comes to ``_call``.
+    """
 
     def __init__(self, fn: Callable[..., Any], *, strict: builtins.bool = False) -> None:
         self.fn = fn
         self._strict = strict
         self._plans: Dict[tuple, Any] = {}
-        # Warm calls on arrays only, keyed and launched in Rust (the plan table's fast lane).
-        self._fast = _ingot.FastCalls()
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs:
-            out = self._fast.run(args)
-            if out is not None:
-                return out
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
         flat, key = _flatten(args, kwargs)
         plan = self._plans.get(key) if key is not None else _EAGER
         if plan is None:
@@ -1106,7 +1104,7 @@ class Fused:
             return self.fn(*args, **kwargs)
         direct = getattr(plan, "_direct", None)
         if direct is not None and not kwargs and len(args) == direct[1]:
-            self._fast.add(args, direct[0])
+            self._fast_add(args, direct[0])
         return plan(flat)
 
     def is_fused(self, *args: Any, **kwargs: Any) -> builtins.bool:

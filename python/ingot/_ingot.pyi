@@ -4,6 +4,7 @@ import builtins
 from typing import final, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from typing_extensions import disjoint_base
 
 __version__: str
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "_dlpack_device",
     "_cuda_array_interface",
     "_kernel_source",
+    "_compile_generated",
     "_op_dtypes",
     "_shutdown",
     "Philox",
@@ -478,13 +480,15 @@ class PreparedCall:
     """A kernel call with its dispatch and trailing scalars fixed (``Kernel._prepare``)."""
     def __call__(self, *inputs: Array) -> Array: ...
 
-@final
+@disjoint_base
 class FastCalls:
-    """The warm calls of one fused function on arrays only, keyed and launched in Rust."""
-    def __init__(self) -> None: ...
-    def run(self, args: Tuple[Any, ...]) -> Optional[Array]: ...
-    def add(self, args: Tuple[Any, ...], call: PreparedCall) -> None: ...
-    def clear(self) -> None: ...
+    """The base class of ``ingot.fuse``'s functions: warm calls on arrays only, keyed and
+    launched in Rust; every other call goes to the subclass's ``_call``."""
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> "FastCalls": ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _fast_run(self, args: Tuple[Any, ...]) -> Optional[Array]: ...
+    def _fast_add(self, args: Tuple[Any, ...], call: PreparedCall) -> None: ...
+    def _fast_clear(self) -> None: ...
 
 @final
 class Library:
@@ -522,6 +526,9 @@ def compile(
     checked: Optional[builtins.bool] = None,
 ) -> Library: ...
 def _kernel_source(module: str, device: Optional[_DeviceLike] = None) -> str: ...
+def _compile_generated(
+    source: str, *, device: Optional[_DeviceLike] = None, file_name: Optional[str] = None
+) -> Library: ...
 def _shutdown() -> None: ...
 
 @final

@@ -811,6 +811,31 @@ fn compile(
     })
 }
 
+/// `compile` for a source ingot generated (`ingot.fuse`): precise math, checked mode from
+/// `INGOT_CHECKED`, and marked generated, so that on the CPU small arrays reach the kernel
+/// without guarded scratch copies (its buffer indexing is the generator's, not a user's).
+#[pyfunction]
+#[pyo3(signature = (source, *, device = None, file_name = None))]
+fn _compile_generated(
+    py: Python<'_>,
+    source: &str,
+    device: Option<&Bound<'_, PyAny>>,
+    file_name: Option<String>,
+) -> PyResult<PyLibrary> {
+    guard(|| {
+        let device = device_from_py(device)?;
+        let opts = CompileOptions {
+            file_name: file_name.unwrap_or_default(),
+            checked: ingot::kernel::checked_from_env(),
+            generated: true,
+            ..Default::default()
+        };
+        let src = source.to_string();
+        let lib = detached(py, move || Library::compile(&src, device, &opts))?;
+        Ok(PyLibrary { inner: lib })
+    })
+}
+
 /// The MSL source of one of the built-in kernel modules that generated and test kernels build
 /// on, with the shared definitions for `device`: `"functor"` (the functors and reduction
 /// helpers of the kernels `ingot.fuse` generates, python/ingot/_fuse.py) or `"cmath"` (the
@@ -881,6 +906,7 @@ pub(crate) fn defines_from_py(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(_kernel_source, m)?)?;
+    m.add_function(wrap_pyfunction!(_compile_generated, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_class::<PyLibrary>()?;
     m.add_class::<PyKernel>()?;

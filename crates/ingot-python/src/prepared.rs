@@ -8,9 +8,9 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 
-use ingot::kernel::{Dispatch, Kernel, KernelArg};
+use ingot::kernel::{Dispatch, Kernel, KernelArg, PreparedLaunch};
 use ingot::{Array, DType};
 
 use crate::dtype::scalar_from_py;
@@ -22,8 +22,10 @@ use crate::pyarray::PyArray;
 #[pyclass(name = "PreparedCall", module = "ingot", frozen)]
 pub struct PyPreparedCall {
     kernel: Kernel,
-    dispatch: Dispatch,
-    tail: Vec<KernelArg>,
+    /// The dispatch and the bound trailing scalars.
+    launch: PreparedLaunch,
+    /// Input arrays per call.
+    inputs: usize,
     out_shape: Vec<usize>,
     out_dtype: DType,
     out_size: usize,
@@ -38,6 +40,19 @@ impl PyPreparedCall {
         out_shape: Vec<usize>,
         out_dtype: DType,
     ) -> PyResult<PyPreparedCall> {
+        // The leading parameters take the inputs, then the output; the rest is `tail`.
+        let inputs = kernel
+            .argument_params()
+            .len()
+            .checked_sub(tail.len() + 1)
+            .ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "kernel `{}` takes {} arguments: too many trailing arguments ({}) for a prepared call",
+                    kernel.name(),
+                    kernel.argument_params().len(),
+                    tail.len()
+                ))
+            })?;
         let mut args = Vec::with_capacity(tail.len());
         for t in tail.iter() {
             let Some(s) = scalar_from_py(&t)? else {
@@ -50,10 +65,13 @@ impl PyPreparedCall {
             args.push(KernelArg::Scalar(s));
         }
         let out_size = out_shape.iter().product();
+        let launch = kernel
+            .prepare_launch(inputs + 1, &args, &dispatch)
+            .py_err()?;
         Ok(PyPreparedCall {
             kernel,
-            dispatch,
-            tail: args,
+            launch,
+            inputs,
             out_shape,
             out_dtype,
             out_size,
@@ -73,7 +91,15 @@ impl PyPreparedCall {
 impl PyPreparedCall {
     fn call(&self, py: Python<'_>, inputs: &Bound<'_, PyTuple>) -> PyResult<PyArray> {
         guard(|| {
-            let mut args = Vec::with_capacity(inputs.len() + 1 + self.tail.len());
+            if inputs.len() != self.inputs {
+                return Err(PyTypeError::new_err(format!(
+                    "kernel `{}`: the prepared call takes {} arrays, got {}",
+                    self.kernel.name(),
+                    self.inputs,
+                    inputs.len()
+                )));
+            }
+            let mut args = Vec::with_capacity(inputs.len() + 1);
             for a in inputs.iter() {
                 let arr = a.cast::<PyArray>().map_err(|_| {
                     PyTypeError::new_err(format!(
@@ -90,12 +116,11 @@ impl PyPreparedCall {
             let device = self.kernel.device();
             let out = Array::empty(&self.out_shape, self.out_dtype, device).py_err()?;
             args.push(KernelArg::Array(out.clone()));
-            args.extend(self.tail.iter().cloned());
             // Generated elementwise kernels do work in proportion to the output: small ones run
             // with the GIL held, as built-in ops do.
             compute(py, device, self.out_size, || {
                 let args = ingot::ops::contiguous_inputs(&self.kernel, &args)?;
-                self.kernel.launch(&args, &self.dispatch)
+                self.kernel.launch_prepared(&self.launch, &args)
             })?;
             Ok(out.into())
         })
@@ -118,10 +143,11 @@ fn signature(args: &Bound<'_, PyTuple>) -> Option<Vec<u64>> {
     Some(key)
 }
 
-/// The warm calls of one fused function (`ingot.fuse`) taking arrays only: the prepared call of
-/// each argument signature, found and launched without going through Python, so that a warm
-/// fused call costs about what one built-in op does.
-#[pyclass(name = "FastCalls", module = "ingot", frozen)]
+/// The warm calls of one fused function (`ingot.fuse`): the base class of `Fused`. Calling it
+/// looks up the prepared call of the arguments' signature and launches it without entering
+/// Python, so that a warm fused call costs about what one built-in op does; any other call
+/// (keywords, a new signature, non-array arguments) goes to the subclass's `_call`.
+#[pyclass(name = "FastCalls", module = "ingot", frozen, subclass)]
 pub struct PyFastCalls {
     calls: Mutex<HashMap<Vec<u64>, Py<PyPreparedCall>>>,
 }
@@ -131,15 +157,55 @@ const FAST_CALLS_MAX: usize = 512;
 
 #[pymethods]
 impl PyFastCalls {
+    /// Takes (and ignores) the subclass's constructor arguments.
     #[new]
-    fn new() -> Self {
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
         PyFastCalls {
             calls: Mutex::new(HashMap::new()),
         }
     }
 
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if kwargs.is_none_or(|k| k.is_empty()) {
+            if let Some(out) = slf.get().run(py, args)? {
+                return Ok(Py::new(py, out)?.into_any());
+            }
+        }
+        Ok(slf.call_method("_call", args.clone(), kwargs)?.unbind())
+    }
+
     /// The result of the prepared call registered for the signature of `args`, or `None` when
     /// there is none (or an argument is not an array): the caller then takes the general path.
+    fn _fast_run(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyArray>> {
+        self.run(py, args)
+    }
+
+    /// Registers `call` for the signature of `args` (arrays only; otherwise nothing is kept).
+    fn _fast_add(&self, args: &Bound<'_, PyTuple>, call: Py<PyPreparedCall>) {
+        let Some(key) = signature(args) else {
+            return;
+        };
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        if calls.len() >= FAST_CALLS_MAX {
+            calls.clear();
+        }
+        calls.insert(key, call);
+    }
+
+    /// Forgets every signature.
+    fn _fast_clear(&self) {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+impl PyFastCalls {
     fn run(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyArray>> {
         let Some(key) = signature(args) else {
             return Ok(None);
@@ -152,22 +218,5 @@ impl PyFastCalls {
             }
         };
         call.get().call(py, args).map(Some)
-    }
-
-    /// Registers `call` for the signature of `args` (arrays only; otherwise nothing is kept).
-    fn add(&self, args: &Bound<'_, PyTuple>, call: Py<PyPreparedCall>) {
-        let Some(key) = signature(args) else {
-            return;
-        };
-        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-        if calls.len() >= FAST_CALLS_MAX {
-            calls.clear();
-        }
-        calls.insert(key, call);
-    }
-
-    /// Forgets every signature.
-    fn clear(&self) {
-        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }

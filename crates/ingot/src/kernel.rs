@@ -409,6 +409,15 @@ pub enum KernelArg {
     Bytes(Vec<u8>),
 }
 
+/// A launch with its dispatch and trailing arguments checked and converted once
+/// ([`Kernel::prepare_launch`]).
+#[derive(Clone, Debug)]
+pub struct PreparedLaunch {
+    launch: LaunchParams,
+    head: usize,
+    tail: Vec<BoundArg>,
+}
+
 impl From<Array> for KernelArg {
     fn from(a: Array) -> Self {
         KernelArg::Array(a)
@@ -800,21 +809,75 @@ impl Kernel {
                 ))
             });
         }
-        let sizes = k.function.slot_sizes();
         self.argument_params()
             .zip(args)
-            .map(|(p, a)| {
+            .map(|(p, a)| self.bind_one(p, a))
+            .collect()
+    }
+
+    fn bind_one(&self, p: &ParamInfo, a: &KernelArg) -> Result<BoundArg> {
+        match p.kind {
+            ParamRole::Buffer => self.bind_buffer(p, a),
+            _ => {
                 let slot_size = p
                     .arg_position
-                    .and_then(|s| sizes.and_then(|v| v.get(s)))
+                    .and_then(|s| self.inner.function.slot_sizes().and_then(|v| v.get(s)))
                     .map(|&s| s as usize)
                     .filter(|&s| s > 0);
-                match p.kind {
-                    ParamRole::Buffer => self.bind_buffer(p, a),
-                    _ => self.bind_bytes(p, a, slot_size),
-                }
-            })
-            .collect()
+                self.bind_bytes(p, a, slot_size)
+            }
+        }
+    }
+
+    /// A launch of this kernel whose dispatch and last arguments (`tail`) are fixed, checked
+    /// and converted once: [`Kernel::launch_prepared`] then binds only the `head` leading
+    /// arguments of each call. `ingot.fuse` runs every warm call of a generated kernel so.
+    pub fn prepare_launch(
+        &self,
+        head: usize,
+        tail: &[KernelArg],
+        dispatch: &Dispatch,
+    ) -> Result<PreparedLaunch> {
+        let n = self.inner.args.len();
+        if head + tail.len() != n {
+            return Err(Error::KernelArgument(format!(
+                "kernel `{}` takes {n} arguments: a prepared launch of {head} per call and {} fixed does not match",
+                self.inner.name,
+                tail.len()
+            )));
+        }
+        let bound = self
+            .argument_params()
+            .skip(head)
+            .zip(tail)
+            .map(|(p, a)| self.bind_one(p, a))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PreparedLaunch {
+            launch: self.resolve(dispatch)?,
+            head,
+            tail: bound,
+        })
+    }
+
+    /// Launches a [`PreparedLaunch`] of this kernel with `head` as its leading arguments.
+    pub fn launch_prepared(&self, prepared: &PreparedLaunch, head: &[KernelArg]) -> Result<()> {
+        if head.len() != prepared.head {
+            return Err(Error::KernelArgument(format!(
+                "kernel `{}`: the prepared launch takes {} leading arguments, got {}",
+                self.inner.name,
+                prepared.head,
+                head.len()
+            )));
+        }
+        let mut bound = Vec::with_capacity(head.len() + prepared.tail.len());
+        for (p, a) in self.argument_params().zip(head) {
+            bound.push(self.bind_one(p, a)?);
+        }
+        bound.extend(prepared.tail.iter().cloned());
+        if prepared.launch.total_groups() == 0 {
+            return Ok(());
+        }
+        self.inner.function.launch(&prepared.launch, &bound)
     }
 
     fn arg_error(&self, p: &ParamInfo, msg: impl std::fmt::Display) -> Error {
@@ -943,7 +1006,7 @@ impl Kernel {
                     ));
                 };
                 let v = convert_scalar(*s, dt).map_err(|m| self.arg_error(p, m))?;
-                Ok(BoundArg::Bytes(v))
+                Ok(BoundArg::Bytes(v.into()))
             }
             KernelArg::Bytes(b) => {
                 if let Some(n) = size {
@@ -958,7 +1021,7 @@ impl Kernel {
                         ));
                     }
                 }
-                Ok(BoundArg::Bytes(b.clone()))
+                Ok(BoundArg::Bytes(b.as_slice().into()))
             }
             KernelArg::Array(arr) => {
                 let bytes = arr.to_bytes()?;
@@ -978,7 +1041,7 @@ impl Kernel {
                         if let Some(n) = size {
                             v.resize(n.max(v.len()), 0);
                         }
-                        return Ok(BoundArg::Bytes(v));
+                        return Ok(BoundArg::Bytes(v.into()));
                     }
                 }
                 match size {
@@ -990,7 +1053,7 @@ impl Kernel {
                             bytes.len()
                         ),
                     )),
-                    _ => Ok(BoundArg::Bytes(bytes)),
+                    _ => Ok(BoundArg::Bytes(bytes.into())),
                 }
             }
         }

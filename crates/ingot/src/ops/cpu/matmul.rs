@@ -109,6 +109,14 @@ fn batched<T: Elem>(x: &Array, y: &Array, out: &Array, kernel: Kernel<T>) -> Res
         }
         return Ok(());
     }
+    if count == 1 && parallel_each && work < TILED_MAX_WORK && rayon::current_num_threads() > 1 {
+        if let Some(blocks) = tiles(jobs[0], rayon::current_num_threads()) {
+            use rayon::prelude::*;
+            // SAFETY: the blocks write disjoint parts of the output matrix.
+            blocks.par_iter().for_each(|j| unsafe { kernel(j.0) });
+            return Ok(());
+        }
+    }
     if !parallel_each && count > 1 && count * work >= 1 << 16 {
         use rayon::prelude::*;
         let jobs: Vec<SendMat<T>> = jobs.into_iter().map(SendMat).collect();
@@ -121,6 +129,48 @@ fn batched<T: Elem>(x: &Array, y: &Array, out: &Array, kernel: Kernel<T>) -> Res
         }
     }
     Ok(())
+}
+
+/// Below this many multiply-adds a single product is split into output blocks, one
+/// sequential product each, spread over the threads: faer's own parallel split of small
+/// products scaled 1.8x on 16 cores at 256 (OpenBLAS: 0.069 ms, faer 0.20 ms). From 1536 up
+/// faer's split is as fast (6.5 ms both).
+const TILED_MAX_WORK: usize = 1536 * 1536 * 1536;
+
+/// The output of `j` cut into about `4 * threads` blocks of whole rows and columns (at least 32
+/// of each, multiples of 16), as sequential jobs; `None` when it cannot be cut in two.
+fn tiles<T>(j: Mat<T>, threads: usize) -> Option<Vec<SendMat<T>>> {
+    const MIN: usize = 32;
+    let (max_gm, max_gn) = ((j.m / MIN).max(1), (j.n / MIN).max(1));
+    if max_gm * max_gn < 2 {
+        return None;
+    }
+    // Four blocks per thread: on 16 cores, 256: 0.058 ms, 512: 0.26 ms, 1024: 1.84 ms (one
+    // block per thread: 0.061 / 0.33 / 2.09 ms; faer's own split: 0.20 / 0.54 / 2.02 ms).
+    let want = 4 * threads;
+    // Blocks near square: gm / gn follows m / n.
+    let gm = ((want as f64 * j.m as f64 / j.n as f64).sqrt().round() as usize).clamp(1, max_gm);
+    let gn = want.div_ceil(gm).clamp(1, max_gn);
+    let step = |len: usize, parts: usize| len.div_ceil(parts).next_multiple_of(16).max(MIN);
+    let (sm, sn) = (step(j.m, gm), step(j.n, gn));
+    let mut out = Vec::with_capacity(gm * gn);
+    for r in (0..j.m).step_by(sm) {
+        for c in (0..j.n).step_by(sn) {
+            let (m, n) = (sm.min(j.m - r), sn.min(j.n - c));
+            let (r, c) = (r as isize, c as isize);
+            out.push(SendMat(Mat {
+                m,
+                n,
+                k: j.k,
+                // Pointer arithmetic only: the offsets stay inside the operands.
+                a: (j.a.0.wrapping_offset(r * j.a.1), j.a.1, j.a.2),
+                b: (j.b.0.wrapping_offset(c * j.b.2), j.b.1, j.b.2),
+                c: (j.c.0.wrapping_offset(r * j.c.1 + c * j.c.2), j.c.1, j.c.2),
+                parallel: false,
+            }));
+        }
+    }
+    Some(out)
 }
 
 struct SendMat<T>(Mat<T>);
@@ -337,5 +387,52 @@ mod tests {
         .to_vec::<f64>()
         .unwrap();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn blocks_of_one_product_cover_the_output() {
+        // Products cut into blocks over the threads (`tiles`): uneven edges, transposed
+        // operands, float32 and float64, against the exact integer result.
+        let (m, k, n) = (211, 67, 149);
+        let (av, bv) = (vals(m * k, 11), vals(k * n, 12));
+        let want = naive(&av, &bv, m, k, n);
+        let a = Array::from_vec(av, &[m, k], Device::Cpu).unwrap();
+        let b = Array::from_vec(bv, &[k, n], Device::Cpu).unwrap();
+        for d in [DType::Float32, DType::Float64] {
+            let (a, b) = (a.astype(d).unwrap(), b.astype(d).unwrap());
+            let at = a.t().copy().unwrap().t();
+            let bt = b.t().copy().unwrap().t();
+            for (x, y) in [(&a, &b), (&at, &b), (&a, &bt), (&at, &bt)] {
+                let got = matmul(x, y)
+                    .unwrap()
+                    .astype(DType::Float64)
+                    .unwrap()
+                    .to_vec::<f64>()
+                    .unwrap();
+                assert_eq!(got, want, "{d}");
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(7)
+            .build()
+            .unwrap();
+        let got = pool.install(|| matmul(&a, &b).unwrap().to_vec::<f64>().unwrap());
+        assert_eq!(got, want);
+        let blocks = super::tiles(
+            super::Mat::<f64> {
+                m,
+                n,
+                k,
+                a: (std::ptr::null(), k as isize, 1),
+                b: (std::ptr::null(), n as isize, 1),
+                c: (std::ptr::null_mut(), n as isize, 1),
+                parallel: true,
+            },
+            7,
+        )
+        .unwrap();
+        let cells: usize = blocks.iter().map(|j| j.0.m * j.0.n).sum();
+        assert_eq!(cells, m * n);
+        assert!(blocks.len() >= 14, "{} blocks", blocks.len());
     }
 }

@@ -171,6 +171,11 @@ impl KernelBackend for CpuKernelBackend {
         } else {
             b"default"
         });
+        h0.update(if options.generated {
+            b"generated"
+        } else {
+            b"user"
+        });
         for (k, v) in &options.constants {
             h0.update(format!("\0{k}={}", constant_literal(*v)).as_bytes());
         }
@@ -250,7 +255,7 @@ impl UnitCompiler for CpuUnits {
                     .cloned()
                     .unwrap_or_else(|| format!("ingot_cpu_{name}"));
                 let f: Arc<dyn CompiledFunction> =
-                    Arc::new(function(&so, name, &symbol, entry, options.checked)?);
+                    Arc::new(function(&so, name, &symbol, entry, options)?);
                 Ok(f)
             })
             .collect()
@@ -422,7 +427,7 @@ fn function(
     name: &str,
     symbol: &str,
     entry: &ingot_msl::EntryPoint,
-    checked: bool,
+    options: &CompileOptions,
 ) -> Result<CpuFunction> {
     let missing = |what: &str, e: libloading::Error| {
         Error::Compile(format!(
@@ -465,7 +470,8 @@ fn function(
         entry: f,
         reflection: entry.clone(),
         slot_names,
-        checked,
+        checked: options.checked,
+        scratch: !options.generated,
         last_error: so.last_error,
         sizes,
         max_threads: entry
@@ -485,6 +491,8 @@ struct CpuFunction {
     slot_names: Vec<String>,
     /// Compiled in checked mode: the wrapper takes lengths and a fault record.
     checked: bool,
+    /// Small buffers are passed through guarded scratch copies (all but generated kernels).
+    scratch: bool,
     last_error: Option<LastErrorFn>,
     sizes: Vec<u32>,
     max_threads: u32,
@@ -496,12 +504,13 @@ struct CpuFunction {
 #[derive(Copy, Clone)]
 struct Aligned([u8; 64]);
 
-fn aligned_copy(b: &[u8]) -> Vec<Aligned> {
-    let mut v = vec![Aligned([0; 64]); b.len().div_ceil(64).max(1)];
-    // SAFETY: `v` holds at least `b.len()` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), v.as_mut_ptr() as *mut u8, b.len()) };
-    v
+/// 64-byte chunks of a bytes slot (at least one).
+fn chunks(b: &[u8]) -> usize {
+    b.len().div_ceil(64).max(1)
 }
+
+/// Chunks of bytes slots kept on the stack (scalars and small structs); more go to the heap.
+const INLINE_CHUNKS: usize = 8;
 
 /// Raw pointers handed to the kernel; shared read-only between the workers.
 struct Ptrs(Vec<*mut c_void>);
@@ -533,7 +542,24 @@ impl CompiledFunction for CpuFunction {
                 self.name
             )));
         }
-        let mut storage: Vec<Vec<Aligned>> = Vec::new();
+        // Every bytes slot's value, each at a 64-byte boundary, in one block: on the stack for
+        // the usual few scalars (a heap block aligned to 64 is a slow `posix_memalign`).
+        let need: usize = args
+            .iter()
+            .map(|a| match a {
+                BoundArg::Bytes(b) => chunks(b),
+                BoundArg::Buffer { .. } => 0,
+            })
+            .sum();
+        let mut inline = [Aligned([0; 64]); INLINE_CHUNKS];
+        let mut heap = Vec::new();
+        let storage: &mut [Aligned] = if need <= INLINE_CHUNKS {
+            &mut inline[..need]
+        } else {
+            heap.resize(need, Aligned([0; 64]));
+            &mut heap
+        };
+        let mut used = 0usize;
         let mut ptrs = Vec::with_capacity(args.len() * 2 + 1);
         let mut lengths = Vec::with_capacity(args.len());
         let mut slots: Vec<SlotMemory> = Vec::with_capacity(args.len());
@@ -576,10 +602,12 @@ impl CompiledFunction for CpuFunction {
                     });
                 }
                 BoundArg::Bytes(b) => {
-                    let v = aligned_copy(b);
-                    ptrs.push(v.as_ptr() as *mut c_void);
+                    let dst = storage[used..].as_mut_ptr() as *mut u8;
+                    // SAFETY: the chunks from `used` hold at least `b.len()` bytes (`need`).
+                    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len()) };
+                    used += chunks(b);
+                    ptrs.push(dst as *mut c_void);
                     lengths.push(b.len());
-                    storage.push(v);
                     slots.push(SlotMemory::bytes());
                 }
             }
@@ -594,7 +622,9 @@ impl CompiledFunction for CpuFunction {
                 self.name
             ))
         })?;
-        scratch_in(&mut slots, &mut ptrs);
+        if self.scratch {
+            scratch_in(&mut slots, &mut ptrs);
+        }
         let mut record = crate::runtime::checked::ChkRecord::default();
         if self.checked {
             // ABI.md "Checked mode": lengths after the slots, then the fault record.

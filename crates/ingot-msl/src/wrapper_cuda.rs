@@ -17,13 +17,47 @@ struct ingot_ids {
       simdgroup_index_in_threadgroup, simdgroups_per_threadgroup, threads_per_simdgroup,
       thread_execution_width, quadgroup_index_in_threadgroup, thread_index_in_quadgroup;
 };
+/* The fields every launch sets alike, from the thread's index in its group and the group's
+   actual size in threads. */
+static __device__ __forceinline__ void ingot_ids_lanes(ingot_ids& t, unsigned int local) {
+  const unsigned int n = t.threads_per_threadgroup[0] * t.threads_per_threadgroup[1] * t.threads_per_threadgroup[2];
+  t.thread_index_in_threadgroup = local;
+  t.thread_index_in_simdgroup = local % 32u;
+  t.simdgroup_index_in_threadgroup = local / 32u;
+  t.simdgroups_per_threadgroup = (n + 31u) / 32u;
+  t.threads_per_simdgroup = 32u;
+  t.thread_execution_width = 32u;
+  t.quadgroup_index_in_threadgroup = local / 4u;
+  t.thread_index_in_quadgroup = local % 4u;
+}
 /* Fills `t` for the calling thread; false when the thread is outside an exact grid. */
 static __device__ __forceinline__ bool ingot_ids_init(const ingot::launch& L, ingot_ids& t) {
   const unsigned int local = threadIdx.x;
   const unsigned int b = blockIdx.x;
+  if (L.exact & 2u) {
+    /* A linear region (the host's flag: one thread and one group along axes 1 and 2, at 0):
+       every metalcompute-style launch. Axis 0 alone, so that a one-element-per-thread kernel
+       issues its loads after a few instructions, as the same kernel in CUDA C does. */
+    const unsigned int g = b + L.origin[0];
+    const unsigned int pos = g * L.tg[0] + local;
+    if ((L.exact & 1u) && pos >= L.grid[0]) return false;
+    for (int c = 0; c < 3; ++c) {
+      t.thread_position_in_threadgroup[c] = c == 0 ? local : 0u;
+      t.threadgroup_position_in_grid[c] = c == 0 ? g : 0u;
+      t.thread_position_in_grid[c] = c == 0 ? pos : 0u;
+      t.threads_per_threadgroup[c] = c == 0 ? L.block[0] : 1u;
+      t.threadgroups_per_grid[c] = L.groups[c];
+      t.threads_per_grid[c] = L.grid[c];
+      t.dispatch_threads_per_threadgroup[c] = L.tg[c];
+    }
+    if (L.exact & 1u) {
+      const unsigned int rest = L.grid[0] - g * L.tg[0];
+      if (rest < t.threads_per_threadgroup[0]) t.threads_per_threadgroup[0] = rest;
+    }
+    ingot_ids_lanes(t, local);
+    return true;
+  }
   unsigned int l[3], g[3];
-  /* 1-D threadgroups and regions (every metalcompute-style launch) need no division: a
-     one-element-per-thread kernel is bound by these few instructions per thread. */
   if (L.block[1] <= 1u && L.block[2] <= 1u) {
     l[0] = local; l[1] = 0u; l[2] = 0u;
   } else {
@@ -45,21 +79,13 @@ static __device__ __forceinline__ bool ingot_ids_init(const ingot::launch& L, in
     t.threads_per_grid[c] = L.grid[c];
     t.dispatch_threads_per_threadgroup[c] = L.tg[c];
   }
-  if (L.exact) {
+  if (L.exact & 1u) {
     for (int c = 0; c < 3; ++c)
       if (t.thread_position_in_grid[c] >= L.grid[c]) return false;
     const unsigned int rest = L.grid[0] - g[0] * L.tg[0];
     if (rest < t.threads_per_threadgroup[0]) t.threads_per_threadgroup[0] = rest;
   }
-  const unsigned int n = t.threads_per_threadgroup[0] * t.threads_per_threadgroup[1] * t.threads_per_threadgroup[2];
-  t.thread_index_in_threadgroup = local;
-  t.thread_index_in_simdgroup = local % 32u;
-  t.simdgroup_index_in_threadgroup = local / 32u;
-  t.simdgroups_per_threadgroup = (n + 31u) / 32u;
-  t.threads_per_simdgroup = 32u;
-  t.thread_execution_width = 32u;
-  t.quadgroup_index_in_threadgroup = local / 4u;
-  t.thread_index_in_quadgroup = local % 4u;
+  ingot_ids_lanes(t, local);
   return true;
 }
 "#;

@@ -29,7 +29,8 @@ struct launch {
   uint32_t origin[3];        // group coordinate of this region's first group
   uint32_t region[3];        // groups in this region
   uint32_t block[3];         // threads per group in this region
-  uint32_t exact;            // 1 for dispatchThreads: positions >= grid return at entry
+  uint32_t exact;            // bit 0: dispatchThreads (positions >= grid return at entry);
+                             // bit 1 (CUDA only): a linear region (ABI.md, "CUDA")
   uint32_t tgmem_offset[8];  // byte offset of [[threadgroup(n)]] in dynamic shared memory
   uint32_t tgmem_size[8];    // byte length of [[threadgroup(n)]] (16-byte multiples)
 };

@@ -160,7 +160,8 @@ pub struct LaunchParams {
     pub region: [u32; 3],
     /// Threads per group in this region (CUDA regions; `tg` on the CPU).
     pub block: [u32; 3],
-    /// 1 for a dispatch in threads (positions `>= grid` do not run).
+    /// 1 for a dispatch in threads (positions `>= grid` do not run); the CUDA backend adds
+    /// bit 1 to its linear regions (`runtime::cuda::kernel::LAUNCH_LINEAR`).
     pub exact: u32,
     /// Byte offset of `[[threadgroup(n)]]` in the group's dynamic threadgroup memory.
     pub tgmem_offset: [u32; 8],

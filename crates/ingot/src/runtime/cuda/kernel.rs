@@ -322,7 +322,20 @@ fn whole(l: &LaunchParams) -> Result<Region> {
     region_of(p)
 }
 
-fn region_of(p: LaunchParams) -> Result<Region> {
+/// `LaunchParams::exact` bit the CUDA wrapper reads as "a linear region": one thread and one
+/// group along axes 1 and 2, both at 0, so that it computes axis 0 alone (ABI.md, "CUDA").
+pub const LAUNCH_LINEAR: u32 = 2;
+
+fn region_of(mut p: LaunchParams) -> Result<Region> {
+    let linear = p.block[1] <= 1
+        && p.block[2] <= 1
+        && p.region[1] <= 1
+        && p.region[2] <= 1
+        && p.origin[1] == 0
+        && p.origin[2] == 0;
+    if linear {
+        p.exact |= LAUNCH_LINEAR;
+    }
     let blocks: u64 = p.region.iter().map(|&r| r as u64).product();
     let threads: u64 = p.block.iter().map(|&b| b as u64).product();
     if blocks > i32::MAX as u64 {
@@ -668,6 +681,22 @@ mod tests {
         let r = regions(&lp([1000, 1, 1], [256, 1, 1], true)).unwrap();
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].blocks, r[0].threads), (4, 256));
+        assert_eq!(r[0].params.exact, 1 | LAUNCH_LINEAR);
+    }
+
+    #[test]
+    fn only_regions_along_axis_0_are_linear() {
+        // A 1-D grid of 2-D groups is split (edges of 1 row): still linear in every region.
+        let r = regions(&lp([100, 1, 1], [16, 4, 1], true)).unwrap();
+        assert!(r.iter().all(|x| x.params.exact & LAUNCH_LINEAR != 0));
+        // 2-D grids: no region is.
+        let r = regions(&lp([100, 30, 1], [16, 8, 1], true)).unwrap();
+        assert!(r.iter().all(|x| x.params.exact == 1));
+        // Groups along two axes (a dispatch in groups): not linear, not exact.
+        let r = regions(&lp([64, 64, 1], [64, 1, 1], false)).unwrap();
+        assert_eq!(r[0].params.exact, 0);
+        let r = regions(&lp([64, 1, 1], [64, 1, 1], false)).unwrap();
+        assert_eq!(r[0].params.exact, LAUNCH_LINEAR);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Sorting on the GPU (`kernels/sort.metal`): rows of up to 2048 elements by a bitonic sort in
 //! one threadgroup (several short rows per group), longer rows by a stable LSD radix sort with
-//! 8-bit digits (reduce-then-scan: per-tile digit counts, a scan of the counts, a ranking
-//! scatter through threadgroup memory). A batch of long rows is sorted in one radix sort: the
+//! 8-bit digits (reduce-then-scan: per-tile digit counts, a scan of each digit's counts, a
+//! ranking scatter through threadgroup memory). A batch of long rows is sorted in one radix sort: the
 //! key passes, then passes over the row number carried in the payload.
 //!
 //! Bytes moved by the radix sort of n 32-bit keys with 32-bit positions (argsort): per pass the
@@ -13,7 +13,6 @@ use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernel::{Dispatch, KernelArg};
-use crate::ops::ScanOp;
 
 use super::copy::copy_cast;
 use super::library::{kernel, ty, Inst, KernelId, Module};
@@ -60,6 +59,7 @@ fn insts(t: DType, k: DType) -> Vec<Inst> {
     vec![
         Inst::new("sort_block", "sort", &[t], &format!("{tt}, {kk}")),
         Inst::new("radix_upsweep", "sort", &[t], &format!("{tt}, {kk}")),
+        Inst::new("radix_scan", "sort", &[t], "uint"),
         Inst::new(
             "radix_downsweep",
             "sort",
@@ -270,6 +270,7 @@ fn radix_sort(
     let with_pay = indices.is_some() || rows > 1;
     let hist = Array::empty(&[256 * tiles], DType::UInt32, device)?;
     let scan = Array::empty(&[256 * tiles], DType::UInt32, device)?;
+    let totals = Array::empty(&[256], DType::UInt32, device)?;
     let kt = [
         Array::empty(&[n], kd, device)?,
         Array::empty(&[n], kd, device)?,
@@ -283,7 +284,9 @@ fn radix_sort(
         [dummy(DType::UInt32, device)?, dummy(DType::UInt32, device)?]
     };
     let up = sort_kernel(device, "radix_upsweep", t, None)?;
+    let rscan = sort_kernel(device, "radix_scan", t, None)?;
     let d = groups(tiles)?;
+    let per_digit = groups(256)?;
     let mut kin = xk.clone();
     let mut pin = pt[1].clone();
     for p in 0..total {
@@ -336,7 +339,15 @@ fn radix_sort(
             ],
             &d,
         )?;
-        super::reduce::scan(ScanOp::Sum, &hist, 0, &scan)?;
+        rscan.launch(
+            &[
+                KernelArg::Array(hist.clone()),
+                KernelArg::Array(scan.clone()),
+                KernelArg::Array(totals.clone()),
+                KernelArg::Bytes(g.clone()),
+            ],
+            &per_digit,
+        )?;
         let down = sort_kernel(device, "radix_downsweep", t, Some(po))?;
         down.launch(
             &[
@@ -345,6 +356,7 @@ fn radix_sort(
                 KernelArg::Array(pin.clone()),
                 KernelArg::Array(pout.clone()),
                 KernelArg::Array(scan.clone()),
+                KernelArg::Array(totals.clone()),
                 KernelArg::Bytes(g),
             ],
             &d,

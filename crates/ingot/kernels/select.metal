@@ -56,6 +56,17 @@ template <class K> inline bool nz_bits(K b, uint flags) {
   return (flags & SEL_FLOAT) ? K(b & K(~S)) != K(0) : b != K(0);
 }
 
+// sel[k]: whether item k of thread lid in the tile at `base` is nonzero. Every load first, at a
+// clamped index (16 loads in flight; a load behind `i < n &&` was one at a time: measured).
+template <class K>
+inline void nz_tile(device const K* x, ulong base, constant SelGeom& g, uint lid, thread bool* sel) {
+  const ulong last = g.n - 1ul;
+  K v[SEL_ITEMS];
+  for (uint k = 0; k < SEL_ITEMS; ++k) v[k] = x[min(base + ulong(k * 256u + lid), last)];
+  for (uint k = 0; k < SEL_ITEMS; ++k)
+    sel[k] = base + ulong(k * 256u + lid) < g.n && nz_bits(v[k], g.flags);
+}
+
 template <class K>
 [[max_total_threads_per_threadgroup(256)]] kernel void nonzero_count(
     device const K* x [[buffer(0)]], device uint* counts [[buffer(1)]],
@@ -64,10 +75,7 @@ template <class K>
   threadgroup uint part[8];
   bool sel[SEL_ITEMS];
   ulong base = ulong(grp) * SEL_TILE;
-  for (uint k = 0; k < SEL_ITEMS; ++k) {
-    ulong i = base + ulong(k * 256u + lid);
-    sel[k] = i < g.n && nz_bits(x[i], g.flags);
-  }
+  nz_tile(x, base, g, lid, sel);
   uint t = tile_count(sel, part, lid);
   if (lid == 0u) counts[grp] = t;
 }
@@ -82,12 +90,9 @@ template <class K>
   bool sel[SEL_ITEMS];
   uint pos[SEL_ITEMS];
   ulong base = ulong(grp) * SEL_TILE;
-  for (uint k = 0; k < SEL_ITEMS; ++k) {
-    ulong i = base + ulong(k * 256u + lid);
-    sel[k] = i < g.n && nz_bits(x[i], g.flags);
-  }
+  const ulong at = grp == 0u ? 0ul : ulong(scan[grp - 1u]);
+  nz_tile(x, base, g, lid, sel);
   tile_ranks(sel, pos, cnt, lid);
-  ulong at = grp == 0u ? 0ul : ulong(scan[grp - 1u]);
   for (uint k = 0; k < SEL_ITEMS; ++k) {
     if (sel[k]) out[at + pos[k]] = long(base + ulong(k * 256u + lid));
   }
@@ -101,6 +106,25 @@ template <class K> inline bool boundary(device const K* k, ulong i, uint flags) 
   return v != k[i - 1ul] || ((flags & SEL_FLOAT) && v == K(~K(0)));
 }
 
+// sel[k]: whether item k of thread lid in the tile at `base` starts a value; cur[k]: its key.
+// Loads first, at clamped indices (as nz_tile).
+template <class K>
+inline void boundary_tile(device const K* keys, ulong base, constant SelGeom& g, uint lid,
+                          thread bool* sel, thread K* cur) {
+  const ulong last = g.n - 1ul;
+  K prv[SEL_ITEMS];
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    ulong j = min(base + ulong(k * 256u + lid), last);
+    cur[k] = keys[j];
+    prv[k] = keys[j == 0ul ? 0ul : j - 1ul];
+  }
+  for (uint k = 0; k < SEL_ITEMS; ++k) {
+    ulong i = base + ulong(k * 256u + lid);
+    sel[k] = i < g.n &&
+             (i == 0ul || cur[k] != prv[k] || ((g.flags & SEL_FLOAT) && cur[k] == K(~K(0))));
+  }
+}
+
 template <class K>
 [[max_total_threads_per_threadgroup(256)]] kernel void unique_count(
     device const K* keys [[buffer(0)]], device uint* counts [[buffer(1)]],
@@ -108,11 +132,9 @@ template <class K>
     uint lid [[thread_index_in_threadgroup]]) {
   threadgroup uint part[8];
   bool sel[SEL_ITEMS];
+  K cur[SEL_ITEMS];
   ulong base = ulong(grp) * SEL_TILE;
-  for (uint k = 0; k < SEL_ITEMS; ++k) {
-    ulong i = base + ulong(k * 256u + lid);
-    sel[k] = i < g.n && boundary(keys, i, g.flags);
-  }
+  boundary_tile(keys, base, g, lid, sel, cur);
   uint t = tile_count(sel, part, lid);
   if (lid == 0u) counts[grp] = t;
 }
@@ -132,18 +154,16 @@ template <class T, class K>
   threadgroup uint cnt[SEL_ITEMS * 8];
   bool sel[SEL_ITEMS];
   uint pos[SEL_ITEMS];
+  K cur[SEL_ITEMS];
   ulong base = ulong(grp) * SEL_TILE;
-  for (uint k = 0; k < SEL_ITEMS; ++k) {
-    ulong i = base + ulong(k * 256u + lid);
-    sel[k] = i < g.n && boundary(keys, i, g.flags);
-  }
+  const ulong at = grp == 0u ? 0ul : ulong(scan[grp - 1u]);
+  boundary_tile(keys, base, g, lid, sel, cur);
   tile_ranks(sel, pos, cnt, lid);
-  ulong at = grp == 0u ? 0ul : ulong(scan[grp - 1u]);
   for (uint k = 0; k < SEL_ITEMS; ++k) {
     if (!sel[k]) continue;
     ulong i = base + ulong(k * 256u + lid);
     ulong j = at + pos[k];
-    values[j] = SortKey<T>::bits(keys[i], SK_CANON);
+    values[j] = SortKey<T>::bits(cur[k], SK_CANON);
     if (g.flags & UQ_INDEX) index[j] = perm[i];
     if (g.flags & UQ_START) start[j] = long(i);
   }

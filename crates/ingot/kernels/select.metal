@@ -100,10 +100,11 @@ template <class K>
 
 // ---- unique: over sorted keys (SortKey<T>::key with SK_CANON) --------------------------------
 // Element i starts a new value when it differs from its predecessor; every NaN is its own value.
+template <class K> inline bool starts_value(K cur, K prv, ulong i, uint flags) {
+  return i == 0ul || cur != prv || ((flags & SEL_FLOAT) && cur == K(~K(0)));
+}
 template <class K> inline bool boundary(device const K* k, ulong i, uint flags) {
-  if (i == 0ul) return true;
-  K v = k[i];
-  return v != k[i - 1ul] || ((flags & SEL_FLOAT) && v == K(~K(0)));
+  return i == 0ul || starts_value(k[i], k[i - 1ul], i, flags);
 }
 
 // sel[k]: whether item k of thread lid in the tile at `base` starts a value; cur[k]: its key.
@@ -120,8 +121,7 @@ inline void boundary_tile(device const K* keys, ulong base, constant SelGeom& g,
   }
   for (uint k = 0; k < SEL_ITEMS; ++k) {
     ulong i = base + ulong(k * 256u + lid);
-    sel[k] = i < g.n &&
-             (i == 0ul || cur[k] != prv[k] || ((g.flags & SEL_FLOAT) && cur[k] == K(~K(0))));
+    sel[k] = i < g.n && starts_value(cur[k], prv[k], i, g.flags);
   }
 }
 

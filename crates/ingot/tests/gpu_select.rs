@@ -486,6 +486,20 @@ fn masks_read_and_write_like_numpy() {
             assert!((a.is_nan() && b.is_nan()) || a == b, "mask read {d}");
         }
         same(&format!("mask read kernels {d}"), &ker[0], &nat[0]);
+        // A mask of x's whole shape (the GPU's one-pass compaction).
+        let mf = data(&mut rng, &[9, 8, 3], DType::Bool, 2);
+        let mfv = mf.to_bytes().unwrap();
+        let (nat, ker) = both(
+            |dev| ops::index_get(&on(&x, dev), &[IndexKey::Array(on(&mf, dev))]).unwrap(),
+            |a| vec![a],
+        );
+        let want_full: Vec<f64> = (0..216).filter(|&i| mfv[i] != 0).map(|i| xv[i]).collect();
+        assert_eq!(nat[0].shape(), &[want_full.len()]);
+        let got = f64s(&nat[0]);
+        for (a, b) in got.iter().zip(&want_full) {
+            assert!((a.is_nan() && b.is_nan()) || a == b, "full mask read {d}");
+        }
+        same(&format!("full mask read kernels {d}"), &ker[0], &nat[0]);
         // x[mask] = scalar and x[mask] = values of the selection's shape.
         let count = want.len() / 3;
         let vals = data(&mut rng, &[count, 3], d, 50);
@@ -522,6 +536,30 @@ fn masks_read_and_write_like_numpy() {
             }
             same(&format!("mask write kernels {d}"), &ker[0], &nat[0]);
         }
+    }
+    // Full-shape masks over several compaction tiles (4096 elements), dense and sparse.
+    for (d, spread) in [(DType::Float32, 2), (DType::Int64, 9), (DType::UInt16, 40)] {
+        let x = data(&mut rng, &[3001, 5], d, 1000);
+        let xv = f64s(&x);
+        let m = data(&mut rng, &[3001, 5], DType::Int32, spread);
+        let m = ops::binary(
+            ops::BinaryOp::Equal,
+            &m,
+            &Array::scalar(Scalar::Int(0), DType::Int32, Device::Cpu).unwrap(),
+        )
+        .unwrap();
+        let mv = m.to_bytes().unwrap();
+        let (nat, ker) = both(
+            |dev| ops::index_get(&on(&x, dev), &[IndexKey::Array(on(&m, dev))]).unwrap(),
+            |a| vec![a],
+        );
+        let want: Vec<f64> = (0..15005).filter(|&i| mv[i] != 0).map(|i| xv[i]).collect();
+        assert_eq!(nat[0].shape(), &[want.len()]);
+        let got = f64s(&nat[0]);
+        for (a, b) in got.iter().zip(&want) {
+            assert!((a.is_nan() && b.is_nan()) || a == b, "tiled mask read {d}");
+        }
+        same(&format!("tiled mask read kernels {d}"), &ker[0], &nat[0]);
     }
     // A mask of the whole array, a 0-d mask, a mask with a mismatched shape.
     let x = data(&mut rng, &[4, 5], DType::Int32, 9);

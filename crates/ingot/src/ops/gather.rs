@@ -252,6 +252,20 @@ fn pairs_key(key: &[IndexKey]) -> Vec<IndexKey> {
 /// `x[key]` with NumPy's semantics for any mix of basic items, integer arrays and boolean masks:
 /// a view when the key is basic, else a new array.
 pub fn index_get(x: &Array, key: &[IndexKey]) -> Result<Array> {
+    if let [IndexKey::Array(m)] = key {
+        // x[mask] with a mask of x's whole shape on a GPU: one compaction of the elements (the
+        // general path writes the int64 positions, then gathers through them).
+        if m.dtype() == DType::Bool
+            && m.ndim() > 0
+            && !x.dtype().is_complex()
+            && m.shape() == x.shape()
+            && matches!(x.dtype().size(), 1 | 2 | 4 | 8)
+            && !super::route::native(x.device())
+        {
+            same_device("indexing", &[x, m])?;
+            return super::gpu::masked_select(x, m);
+        }
+    }
     if let Some(xp) = gpu_complex(x)? {
         if let Some(p) = plan(&xp, &pairs_key(key))? {
             return gather_planned(&xp, p)?.from_complex_pairs();

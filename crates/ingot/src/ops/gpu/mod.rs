@@ -35,5 +35,5 @@ pub use elementwise::{binary, unary, where_};
 pub use gather::{gather, index_offsets, scatter, take_along};
 pub use library::{cmath_source, functor_source};
 pub use reduce::{cumsum, reduce, scan};
-pub use select::{flat_nonzero, isin, searchsorted, unique};
+pub use select::{flat_nonzero, isin, masked_select, searchsorted, unique};
 pub use sort::sort_rows;

@@ -30,6 +30,7 @@ fn insts(t: Option<DType>, k: DType) -> Vec<Inst> {
         Inst::new("nonzero_write", "select", &[k], kk),
         Inst::new("unique_count", "select", &[k], kk),
         Inst::new("unique_flags", "select", &[k], kk),
+        Inst::new("mask_write", "select", &[k], kk),
     ];
     if let Some(t) = t {
         let a = format!("{}, {kk}", ty(t));
@@ -138,6 +139,58 @@ pub fn flat_nonzero(x: &Array) -> Result<Array> {
         &d,
     )?;
     Ok(out)
+}
+
+/// `x[mask]` for a boolean `mask` of x's shape: the selected elements of `x` in row-major order
+/// (1-D), in one compaction (a count of the mask's tiles, then each tile's selected elements)
+/// rather than positions followed by a gather. Elements of 1, 2, 4 or 8 bytes.
+pub fn masked_select(x: &Array, mask: &Array) -> Result<Array> {
+    check_device("boolean-mask indexing", &[x, mask])?;
+    if mask.dtype() != DType::Bool || mask.shape() != x.shape() {
+        return Err(Error::Index(format!(
+            "masked_select: a boolean mask of shape {:?}, got {} of shape {:?}",
+            x.shape(),
+            mask.dtype(),
+            mask.shape()
+        )));
+    }
+    let device = x.device();
+    let n = x.size();
+    check_size(n, "boolean-mask indexing")?;
+    let bits = match x.dtype().size() {
+        1 => DType::UInt8,
+        2 => DType::UInt16,
+        4 => DType::UInt32,
+        8 => DType::UInt64,
+        _ => {
+            return Err(Error::UnsupportedDType {
+                op: "masked_select",
+                dtype: x.dtype().to_string(),
+            })
+        }
+    };
+    if n == 0 {
+        return Array::empty(&[0], x.dtype(), device);
+    }
+    let mk = mask.contiguous()?.reshape(&[-1])?.view_as(DType::UInt8)?;
+    let xk = x.contiguous()?.reshape(&[-1])?.view_as(bits)?;
+    let count = select_kernel(device, "nonzero_count", None, DType::UInt8)?;
+    let (scan, total) = count_and_scan(&count, &mk, n, 0)?;
+    let out = Array::empty(&[total], bits, device)?;
+    if total > 0 {
+        let (_, d) = tiles_dispatch(n)?;
+        select_kernel(device, "mask_write", None, bits)?.launch(
+            &[
+                KernelArg::Array(mk),
+                KernelArg::Array(xk),
+                KernelArg::Array(scan),
+                KernelArg::Array(out.clone()),
+                KernelArg::Bytes(sel_geom(n, 0)),
+            ],
+            &d,
+        )?;
+    }
+    out.view_as(x.dtype())
 }
 
 /// The distinct values of `x` (sorted; NaNs are each distinct, -0.0 equals +0.0) and, when

@@ -64,15 +64,41 @@ fn insts(t: DType, k: DType) -> Vec<Inst> {
             "radix_downsweep",
             "sort",
             &[t, DType::UInt32],
-            &format!("{tt}, {kk}, uint"),
+            &format!("{tt}, {kk}, uint, true"),
         ),
         Inst::new(
             "radix_downsweep",
             "sort",
             &[t, DType::Int64],
-            &format!("{tt}, {kk}, long"),
+            &format!("{tt}, {kk}, long, true"),
+        ),
+        Inst::new(
+            "radix_downsweep",
+            KEYS_ONLY,
+            &[t],
+            &format!("{tt}, {kk}, uint, false"),
         ),
     ]
+}
+
+/// The name part of the `radix_downsweep` instantiation without payloads.
+const KEYS_ONLY: &str = "sortkeys";
+
+/// `radix_downsweep` for elements of dtype `t`: with payloads written as `po` (uint32 between
+/// passes, int64 for the last pass of an argsort), or without payloads (`None`).
+fn downsweep_kernel(device: Device, t: DType, po: Option<DType>) -> Result<crate::kernel::Kernel> {
+    match po {
+        Some(_) => sort_kernel(device, "radix_downsweep", t, po),
+        None => {
+            let k = key_dtype("sort", t)?;
+            kernel(
+                device,
+                Module::Sort,
+                KernelId::new("radix_downsweep", KEYS_ONLY, &[t]),
+                || insts(t, k),
+            )
+        }
+    }
 }
 
 /// A sort kernel for elements of dtype `t` (`po`: payload output dtype of radix_downsweep).
@@ -283,7 +309,6 @@ fn radix_sort(
     } else {
         [dummy(DType::UInt32, device)?, dummy(DType::UInt32, device)?]
     };
-    let up = sort_kernel(device, "radix_upsweep", t, None)?;
     let rscan = sort_kernel(device, "radix_scan", t, None)?;
     let d = groups(tiles)?;
     let per_digit = groups(256)?;
@@ -329,6 +354,15 @@ fn radix_sort(
             }
             _ => (pt[p % 2].clone(), DType::UInt32),
         };
+        // A pass that neither makes keys nor turns them back into values runs the unsigned
+        // instantiation: the same work, and measured ~5 us faster a pass (2^24 float32 keys,
+        // H200) than the float one with its transform compiled in but switched off.
+        let kt_dtype = if pf & (flags::KEY_IN | flags::KEY_OUT) != 0 {
+            t
+        } else {
+            kd
+        };
+        let up = sort_kernel(device, "radix_upsweep", kt_dtype, None)?;
         let g = rgeom(n, tiles, len, shift, pf);
         up.launch(
             &[
@@ -348,7 +382,7 @@ fn radix_sort(
             ],
             &per_digit,
         )?;
-        let down = sort_kernel(device, "radix_downsweep", t, Some(po))?;
+        let down = downsweep_kernel(device, kt_dtype, with_pay.then_some(po))?;
         down.launch(
             &[
                 KernelArg::Array(kin.clone()),

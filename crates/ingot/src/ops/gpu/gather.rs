@@ -14,7 +14,7 @@ use super::library::{groups_for, kernel, launch, ty, Inst, KernelId, Module};
 use super::operand::{check_device, collapse, geom, operand, Operand, MAX_DIMS};
 
 /// The unsigned dtype of an element width (elements move as bits).
-fn bits_dtype(d: DType) -> Result<DType> {
+pub(super) fn bits_dtype(d: DType) -> Result<DType> {
     Ok(match d.size() {
         1 => DType::UInt8,
         2 => DType::UInt16,

@@ -157,18 +157,7 @@ pub fn masked_select(x: &Array, mask: &Array) -> Result<Array> {
     let device = x.device();
     let n = x.size();
     check_size(n, "boolean-mask indexing")?;
-    let bits = match x.dtype().size() {
-        1 => DType::UInt8,
-        2 => DType::UInt16,
-        4 => DType::UInt32,
-        8 => DType::UInt64,
-        _ => {
-            return Err(Error::UnsupportedDType {
-                op: "masked_select",
-                dtype: x.dtype().to_string(),
-            })
-        }
-    };
+    let bits = super::gather::bits_dtype(x.dtype())?;
     if n == 0 {
         return Array::empty(&[0], x.dtype(), device);
     }

@@ -457,6 +457,26 @@ fn take_and_integer_indexing_match_reference_and_kernels() {
     }
 }
 
+/// `x[m]` for a boolean mask of x's whole shape: the row-major selection computed here, the
+/// native backend and the kernels.
+fn full_mask_read(x: &Array, m: &Array, what: &str) {
+    let (xv, mv) = (f64s(x), m.to_bytes().unwrap());
+    let (nat, ker) = both(
+        |dev| ops::index_get(&on(x, dev), &[IndexKey::Array(on(m, dev))]).unwrap(),
+        |a| vec![a],
+    );
+    let want: Vec<f64> = (0..xv.len())
+        .filter(|&i| mv[i] != 0)
+        .map(|i| xv[i])
+        .collect();
+    assert_eq!(nat[0].shape(), &[want.len()]);
+    let got = f64s(&nat[0]);
+    for (a, b) in got.iter().zip(&want) {
+        assert!((a.is_nan() && b.is_nan()) || a == b, "{what}");
+    }
+    same(&format!("{what} kernels"), &ker[0], &nat[0]);
+}
+
 #[test]
 fn masks_read_and_write_like_numpy() {
     setup();
@@ -488,18 +508,7 @@ fn masks_read_and_write_like_numpy() {
         same(&format!("mask read kernels {d}"), &ker[0], &nat[0]);
         // A mask of x's whole shape (the GPU's one-pass compaction).
         let mf = data(&mut rng, &[9, 8, 3], DType::Bool, 2);
-        let mfv = mf.to_bytes().unwrap();
-        let (nat, ker) = both(
-            |dev| ops::index_get(&on(&x, dev), &[IndexKey::Array(on(&mf, dev))]).unwrap(),
-            |a| vec![a],
-        );
-        let want_full: Vec<f64> = (0..216).filter(|&i| mfv[i] != 0).map(|i| xv[i]).collect();
-        assert_eq!(nat[0].shape(), &[want_full.len()]);
-        let got = f64s(&nat[0]);
-        for (a, b) in got.iter().zip(&want_full) {
-            assert!((a.is_nan() && b.is_nan()) || a == b, "full mask read {d}");
-        }
-        same(&format!("full mask read kernels {d}"), &ker[0], &nat[0]);
+        full_mask_read(&x, &mf, &format!("full mask read {d}"));
         // x[mask] = scalar and x[mask] = values of the selection's shape.
         let count = want.len() / 3;
         let vals = data(&mut rng, &[count, 3], d, 50);
@@ -540,7 +549,6 @@ fn masks_read_and_write_like_numpy() {
     // Full-shape masks over several compaction tiles (4096 elements), dense and sparse.
     for (d, spread) in [(DType::Float32, 2), (DType::Int64, 9), (DType::UInt16, 40)] {
         let x = data(&mut rng, &[3001, 5], d, 1000);
-        let xv = f64s(&x);
         let m = data(&mut rng, &[3001, 5], DType::Int32, spread);
         let m = ops::binary(
             ops::BinaryOp::Equal,
@@ -548,18 +556,7 @@ fn masks_read_and_write_like_numpy() {
             &Array::scalar(Scalar::Int(0), DType::Int32, Device::Cpu).unwrap(),
         )
         .unwrap();
-        let mv = m.to_bytes().unwrap();
-        let (nat, ker) = both(
-            |dev| ops::index_get(&on(&x, dev), &[IndexKey::Array(on(&m, dev))]).unwrap(),
-            |a| vec![a],
-        );
-        let want: Vec<f64> = (0..15005).filter(|&i| mv[i] != 0).map(|i| xv[i]).collect();
-        assert_eq!(nat[0].shape(), &[want.len()]);
-        let got = f64s(&nat[0]);
-        for (a, b) in got.iter().zip(&want) {
-            assert!((a.is_nan() && b.is_nan()) || a == b, "tiled mask read {d}");
-        }
-        same(&format!("tiled mask read kernels {d}"), &ker[0], &nat[0]);
+        full_mask_read(&x, &m, &format!("tiled mask read {d}"));
     }
     // A mask of the whole array, a 0-d mask, a mask with a mismatched shape.
     let x = data(&mut rng, &[4, 5], DType::Int32, 9);

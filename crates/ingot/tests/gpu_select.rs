@@ -240,6 +240,42 @@ fn unique_matches_reference_and_kernels() {
     }
 }
 
+/// Many tiles (a one-pass compaction's look-back crosses windows of 32 tiles) with many and with
+/// few distinct values; each part checked against the reference.
+#[test]
+fn unique_over_many_tiles() {
+    setup();
+    let mut rng = Rng::new(21);
+    for (d, n, spread) in [
+        (DType::Float32, 300_001usize, 1u64 << 40),
+        (DType::Int64, 200_000, 700),
+        (DType::UInt8, 150_000, 256),
+    ] {
+        let x = data(&mut rng, &[n], d, spread);
+        let (vals, first, inv, counts) = unique_ref(&f64s(&x));
+        let (_, k) = both(
+            |dev| ops::unique(&on(&x, dev), true, true, true).unwrap(),
+            |u| {
+                vec![
+                    u.values,
+                    u.indices.unwrap(),
+                    u.inverse.unwrap(),
+                    u.counts.unwrap(),
+                ]
+            },
+        );
+        let what = format!("unique {d} [{n}] (spread {spread})");
+        let got: Vec<f64> = f64s(&k[0]).iter().map(|v| v + 0.0).collect();
+        assert_eq!(got.len(), vals.len(), "{what}: count");
+        for (a, b) in got.iter().zip(&vals) {
+            assert!((a.is_nan() && b.is_nan()) || a == b, "{what}: {a} vs {b}");
+        }
+        assert_eq!(i64s(&k[1]), first, "{what}: first positions");
+        assert_eq!(i64s(&k[2]), inv, "{what}: inverse");
+        assert_eq!(i64s(&k[3]), counts, "{what}: counts");
+    }
+}
+
 #[test]
 fn searchsorted_and_isin_match_reference_and_kernels() {
     setup();

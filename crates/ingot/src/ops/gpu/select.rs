@@ -1,7 +1,7 @@
 //! Data-dependent selections on the GPU (`kernels/select.metal`): positions of nonzero elements,
-//! `unique` (a sort, then compaction of the sorted keys), `searchsorted` and `isin` (binary
-//! searches, one thread per value). The output length of a compaction is read back from the
-//! device (one 4-byte read, as CuPy and PyTorch do); the data never is.
+//! `unique` (a sort, then a one-pass compaction of the sorted keys), `searchsorted` and `isin`
+//! (binary searches, one thread per value). The output length of a compaction is read back from
+//! the device (one 4-byte read, as CuPy and PyTorch do); the data never is.
 
 use crate::array::Array;
 use crate::device::Device;
@@ -20,6 +20,9 @@ const TILE: usize = 4096;
 const SEL_FLOAT: u32 = 1;
 const UQ_INDEX: u32 = 2;
 const UQ_START: u32 = 4;
+const UQ_INVERSE: u32 = 8;
+/// `LB_VAL`: a one-pass compaction's tile states hold counts below 2^30.
+const LB_VAL: u32 = (1 << 30) - 1;
 const SR_RIGHT: u32 = 1;
 const SR_INVERT: u32 = 2;
 
@@ -34,7 +37,12 @@ fn insts(t: Option<DType>, k: DType) -> Vec<Inst> {
     ];
     if let Some(t) = t {
         let a = format!("{}, {kk}", ty(t));
-        for tmpl in ["unique_write", "search_sorted", "isin_sorted"] {
+        for tmpl in [
+            "unique_write",
+            "unique_compact",
+            "search_sorted",
+            "isin_sorted",
+        ] {
             v.push(Inst::new(tmpl, "select", &[t], &a));
         }
     }
@@ -191,6 +199,18 @@ pub fn unique(
     want_inverse: bool,
     want_counts: bool,
 ) -> Result<crate::ops::op::UniqueParts> {
+    let one_pass = x.size() <= LB_VAL as usize;
+    unique_with(x, want_index, want_inverse, want_counts, one_pass)
+}
+
+/// `unique` with the compaction chosen: one pass (inputs below 2^30 elements) or two.
+fn unique_with(
+    x: &Array,
+    want_index: bool,
+    want_inverse: bool,
+    want_counts: bool,
+    one_pass: bool,
+) -> Result<crate::ops::op::UniqueParts> {
     let device = x.device();
     let t = x.dtype();
     let n = x.size();
@@ -225,97 +245,230 @@ pub fn unique(
         sf::CANON | sf::KEYS,
     )?;
     let flags = if t.is_float() { SEL_FLOAT } else { 0 };
-    let count = select_kernel(device, "unique_count", None, k)?;
-    let (scan, m) = count_and_scan(&count, &keys, n, flags)?;
-    let values = Array::empty(&[m], k, device)?;
-    let index = if want_index {
-        Array::empty(&[m], DType::Int64, device)?
-    } else {
-        Array::empty(&[1], DType::Int64, device)?
+    let sorted = Sorted {
+        keys: &keys,
+        perm: perm.as_ref(),
+        t,
+        flags,
     };
-    let start = if want_counts {
-        Array::empty(&[m], DType::Int64, device)?
+    let (values, index, counts, inverse) = if one_pass {
+        sorted.compact_one_pass(want_index, want_counts, want_inverse)?
     } else {
-        Array::empty(&[1], DType::Int64, device)?
+        sorted.compact_two_pass(want_index, want_counts, want_inverse)?
     };
-    let mut wf = flags;
-    if want_index {
-        wf |= UQ_INDEX;
+    let inverse = inverse.map(|v| v.reshape(&shape_of(x))).transpose()?;
+    Ok((values.view_as(t)?, index, inverse, counts))
+}
+
+fn shape_of(x: &Array) -> Vec<isize> {
+    x.shape().iter().map(|&d| d as isize).collect()
+}
+
+/// Sorted keys (and the stable sort's permutation when asked for indices or the inverse) of
+/// `unique`'s input, with the compactions that turn them into unique's parts.
+struct Sorted<'a> {
+    keys: &'a Array,
+    perm: Option<&'a Array>,
+    t: DType,
+    flags: u32,
+}
+
+/// values (key dtype), index, counts, inverse (1-D).
+type Compacted = (Array, Option<Array>, Option<Array>, Option<Array>);
+
+impl Sorted<'_> {
+    fn n(&self) -> usize {
+        self.keys.size()
     }
-    if want_counts {
-        wf |= UQ_START;
-    }
-    let perm_arg = match &perm {
-        Some(p) => p.clone(),
-        None => Array::empty(&[1], DType::Int64, device)?,
-    };
-    let (_, d) = tiles_dispatch(n)?;
-    select_kernel(device, "unique_write", Some(t), k)?.launch(
-        &[
-            KernelArg::Array(keys.clone()),
-            KernelArg::Array(perm_arg),
-            KernelArg::Array(scan),
-            KernelArg::Array(values.clone()),
-            KernelArg::Array(index.clone()),
-            KernelArg::Array(start.clone()),
-            KernelArg::Bytes(sel_geom(n, wf)),
-        ],
-        &d,
-    )?;
-    let counts = if want_counts {
-        Some(counts_from_starts(&start, n)?)
-    } else {
-        None
-    };
-    let inverse = match (&perm, want_inverse) {
-        (Some(p), true) => {
-            let numbered = Array::empty(&[n], DType::UInt32, device)?;
-            let g = sel_geom(n, flags);
-            let groups = groups_for(device, n as u64, 4);
-            launch(
-                &select_kernel(device, "unique_flags", None, k)?,
-                &[
-                    KernelArg::Array(keys.clone()),
-                    KernelArg::Array(numbered.clone()),
-                    KernelArg::Bytes(g.clone()),
-                ],
-                groups,
-            )?;
-            super::reduce::scan(ScanOp::Sum, &numbered.clone(), 0, &numbered)?;
-            let inv = Array::empty(x.shape(), DType::Int64, device)?;
-            let kern = kernel(
-                device,
-                Module::Select,
-                KernelId::new("unique_inverse", "select", &[DType::Int64]),
-                || {
-                    vec![Inst::new(
-                        "unique_inverse",
-                        "select",
-                        &[DType::Int64],
-                        "long",
-                    )]
-                },
-            )?;
-            launch(
-                &kern,
-                &[
-                    KernelArg::Array(numbered),
-                    KernelArg::Array(p.clone()),
-                    KernelArg::Array(inv.reshape(&[-1])?),
-                    KernelArg::Bytes(g),
-                ],
-                groups,
-            )?;
-            Some(inv)
+
+    /// The permutation, or a 1-element placeholder where the kernel does not read it.
+    fn perm_arg(&self) -> Result<Array> {
+        match self.perm {
+            Some(p) => Ok(p.clone()),
+            None => Array::empty(&[1], DType::Int64, self.keys.device()),
         }
-        _ => None,
-    };
-    Ok((
-        values.view_as(t)?,
-        want_index.then_some(index),
-        inverse,
-        counts,
-    ))
+    }
+
+    /// One kernel (`unique_compact`): outputs sized n, then cut to the count read back.
+    fn compact_one_pass(&self, index: bool, counts: bool, inverse: bool) -> Result<Compacted> {
+        let (n, device, k) = (self.n(), self.keys.device(), self.keys.dtype());
+        let (tiles, d) = tiles_dispatch(n)?;
+        // Zeros uploaded (one asynchronous copy, no kernel).
+        let state = Array::from_bytes(
+            &vec![0u8; 4 * (tiles + 1)],
+            &[tiles + 1],
+            DType::UInt32,
+            device,
+        )?;
+        let long_or_dummy =
+            |want: bool| Array::empty(&[if want { n } else { 1 }], DType::Int64, device);
+        let values = Array::empty(&[n], k, device)?;
+        let (idx, start, end, inv) = (
+            long_or_dummy(index)?,
+            long_or_dummy(counts)?,
+            long_or_dummy(counts)?,
+            long_or_dummy(inverse)?,
+        );
+        let mut wf = self.flags;
+        for (want, bit) in [(index, UQ_INDEX), (counts, UQ_START), (inverse, UQ_INVERSE)] {
+            if want {
+                wf |= bit;
+            }
+        }
+        select_kernel(device, "unique_compact", Some(self.t), k)?.launch(
+            &[
+                KernelArg::Array(self.keys.clone()),
+                KernelArg::Array(self.perm_arg()?),
+                KernelArg::Array(state.clone()),
+                KernelArg::Array(values.clone()),
+                KernelArg::Array(idx.clone()),
+                KernelArg::Array(start.clone()),
+                KernelArg::Array(inv.clone()),
+                KernelArg::Array(end.clone()),
+                KernelArg::Bytes(sel_geom(n, wf)),
+            ],
+            &d,
+        )?;
+        let last = read_u32(&state.index(&[IndexItem::Int(-1)])?)?;
+        if last & !LB_VAL == 0 {
+            return Err(Error::Device(format!(
+                "internal: unique's last tile did not publish its count (state {last:#x})"
+            )));
+        }
+        let m = (last & LB_VAL) as usize;
+        // counts = end - start: one elementwise op after the read-back, which the host waits for.
+        let counts = if counts {
+            let c = Array::empty(&[m], DType::Int64, device)?;
+            super::elementwise::binary(
+                crate::ops::BinaryOp::Subtract,
+                &head(&end, m)?,
+                &head(&start, m)?,
+                &c,
+            )?;
+            Some(c)
+        } else {
+            None
+        };
+        Ok((
+            shrink(values, m)?,
+            index.then(|| shrink(idx, m)).transpose()?,
+            counts,
+            inverse.then_some(inv),
+        ))
+    }
+
+    /// Two kernels and a host read in between (`unique_count`, a scan, `unique_write`), and the
+    /// inverse from a scan of start flags: for inputs too large for the one-pass states.
+    fn compact_two_pass(&self, index: bool, counts: bool, inverse: bool) -> Result<Compacted> {
+        let (n, device, k) = (self.n(), self.keys.device(), self.keys.dtype());
+        let count = select_kernel(device, "unique_count", None, k)?;
+        let (scan, m) = count_and_scan(&count, self.keys, n, self.flags)?;
+        let values = Array::empty(&[m], k, device)?;
+        let long_or_dummy =
+            |want: bool| Array::empty(&[if want { m } else { 1 }], DType::Int64, device);
+        let (idx, start) = (long_or_dummy(index)?, long_or_dummy(counts)?);
+        let mut wf = self.flags;
+        if index {
+            wf |= UQ_INDEX;
+        }
+        if counts {
+            wf |= UQ_START;
+        }
+        let (_, d) = tiles_dispatch(n)?;
+        select_kernel(device, "unique_write", Some(self.t), k)?.launch(
+            &[
+                KernelArg::Array(self.keys.clone()),
+                KernelArg::Array(self.perm_arg()?),
+                KernelArg::Array(scan),
+                KernelArg::Array(values.clone()),
+                KernelArg::Array(idx.clone()),
+                KernelArg::Array(start.clone()),
+                KernelArg::Bytes(sel_geom(n, wf)),
+            ],
+            &d,
+        )?;
+        let inv = match (self.perm, inverse) {
+            (Some(p), true) => Some(self.inverse_by_scan(p)?),
+            _ => None,
+        };
+        let counts = counts.then(|| counts_from_starts(&start, n)).transpose()?;
+        Ok((values, index.then_some(idx), counts, inv))
+    }
+
+    /// inverse[perm[i]] = (number of values starting at or before sorted position i) - 1, from
+    /// an inclusive scan of the start flags.
+    fn inverse_by_scan(&self, perm: &Array) -> Result<Array> {
+        let (n, device, k) = (self.n(), self.keys.device(), self.keys.dtype());
+        let numbered = Array::empty(&[n], DType::UInt32, device)?;
+        let g = sel_geom(n, self.flags);
+        let groups = groups_for(device, n as u64, 4);
+        launch(
+            &select_kernel(device, "unique_flags", None, k)?,
+            &[
+                KernelArg::Array(self.keys.clone()),
+                KernelArg::Array(numbered.clone()),
+                KernelArg::Bytes(g.clone()),
+            ],
+            groups,
+        )?;
+        super::reduce::scan(ScanOp::Sum, &numbered.clone(), 0, &numbered)?;
+        let inv = Array::empty(&[n], DType::Int64, device)?;
+        let kern = kernel(
+            device,
+            Module::Select,
+            KernelId::new("unique_inverse", "select", &[DType::Int64]),
+            || {
+                vec![Inst::new(
+                    "unique_inverse",
+                    "select",
+                    &[DType::Int64],
+                    "long",
+                )]
+            },
+        )?;
+        launch(
+            &kern,
+            &[
+                KernelArg::Array(numbered),
+                KernelArg::Array(perm.clone()),
+                KernelArg::Array(inv.clone()),
+                KernelArg::Bytes(g),
+            ],
+            groups,
+        )?;
+        Ok(inv)
+    }
+}
+
+/// The first m elements of the 1-D `a` (a view).
+fn head(a: &Array, m: usize) -> Result<Array> {
+    a.index(&[IndexItem::Slice {
+        start: None,
+        stop: Some(m as isize),
+        step: None,
+    }])
+}
+
+/// The first m elements of the 1-D `a`, in their own buffer when they use less than half of
+/// a's (a result should not hold on to memory it does not use), else a view.
+fn shrink(a: Array, m: usize) -> Result<Array> {
+    if m == a.size() {
+        Ok(a)
+    } else if 2 * m < a.size() {
+        head(&a, m)?.copy()
+    } else {
+        head(&a, m)
+    }
+}
+
+fn read_u32(a: &Array) -> Result<u32> {
+    match a.item()? {
+        Scalar::UInt(v) => Ok(v as u32),
+        Scalar::Int(v) => Ok(v as u32),
+        other => Err(Error::Device(format!(
+            "internal: a selection count read back as {other:?}"
+        ))),
+    }
 }
 
 /// counts[j] = start[j + 1] - start[j] (the last: n - start[m - 1]), with the elementwise ops.
@@ -427,4 +580,49 @@ pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
         groups_for(device, n as u64, 1),
     )?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two-pass compaction (taken above 2^30 elements only) gives the one-pass results, on
+    /// the CPU kernel engine: values with duplicates, -0.0/0.0 and NaNs across several tiles.
+    #[test]
+    fn two_pass_unique_matches_one_pass() {
+        let n = 3 * TILE + 77;
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let v: Vec<f32> = (0..n)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                match i % 97 {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    _ => (s % 900) as f32 - 450.0,
+                }
+            })
+            .collect();
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let x = Array::from_bytes(&bytes, &[n], DType::Float32, Device::Cpu).unwrap();
+        let one = unique_with(&x, true, true, true, true).unwrap();
+        let two = unique_with(&x, true, true, true, false).unwrap();
+        let bits = |a: &Array| a.to_bytes().unwrap();
+        let m = one.0.size();
+        // 900 integers (0.0 once, as -0.0 and 0.0 are one value) and one value per NaN.
+        assert_eq!(m, 900 + n.div_ceil(97));
+        assert_eq!(bits(&one.0), bits(&two.0), "values");
+        for (name, a, b) in [
+            ("index", &one.1, &two.1),
+            ("inverse", &one.2, &two.2),
+            ("counts", &one.3, &two.3),
+        ] {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+            assert_eq!(a.shape(), b.shape(), "{name}");
+            assert_eq!(bits(a), bits(b), "{name}");
+        }
+        let counts = one.3.unwrap().to_vec::<i64>().unwrap();
+        assert_eq!(counts.iter().sum::<i64>(), n as i64);
+    }
 }

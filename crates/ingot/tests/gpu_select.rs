@@ -182,6 +182,35 @@ fn unique_ref(v: &[f64]) -> (Vec<f64>, Vec<i64>, Vec<i64>, Vec<i64>) {
     (vals, first, inv, counts)
 }
 
+/// Every part of `unique(x)` (values, indices, inverse, counts): natively and through the kernels.
+fn unique_parts(x: &Array) -> (Vec<Array>, Vec<Array>) {
+    both(
+        |dev| ops::unique(&on(x, dev), true, true, true).unwrap(),
+        |u| {
+            vec![
+                u.values,
+                u.indices.unwrap(),
+                u.inverse.unwrap(),
+                u.counts.unwrap(),
+            ]
+        },
+    )
+}
+
+/// `parts` (as `unique_parts` gives them) against `unique_ref`.
+fn check_unique(what: &str, x: &Array, parts: &[Array]) {
+    let (vals, first, inv, counts) = unique_ref(&f64s(x));
+    let got: Vec<f64> = f64s(&parts[0]).iter().map(|v| v + 0.0).collect();
+    assert_eq!(got.len(), vals.len(), "{what}: count");
+    for (a, b) in got.iter().zip(&vals) {
+        assert!((a.is_nan() && b.is_nan()) || a == b, "{what}: {a} vs {b}");
+    }
+    assert_eq!(i64s(&parts[1]), first, "{what}: first positions");
+    assert_eq!(parts[2].shape(), x.shape(), "{what}: inverse shape");
+    assert_eq!(i64s(&parts[2]), inv, "{what}: inverse");
+    assert_eq!(i64s(&parts[3]), counts, "{what}: counts");
+}
+
 #[test]
 fn unique_matches_reference_and_kernels() {
     setup();
@@ -201,28 +230,9 @@ fn unique_matches_reference_and_kernels() {
                 40
             };
             let x = data(&mut rng, &shape, d, spread);
-            let (vals, first, inv, counts) = unique_ref(&f64s(&x));
-            let (n, k) = both(
-                |dev| ops::unique(&on(&x, dev), true, true, true).unwrap(),
-                |u| {
-                    vec![
-                        u.values,
-                        u.indices.unwrap(),
-                        u.inverse.unwrap(),
-                        u.counts.unwrap(),
-                    ]
-                },
-            );
+            let (n, k) = unique_parts(&x);
             let what = format!("unique {d} {shape:?}");
-            let got: Vec<f64> = f64s(&n[0]).iter().map(|v| v + 0.0).collect();
-            assert_eq!(got.len(), vals.len(), "{what}: count");
-            for (a, b) in got.iter().zip(&vals) {
-                assert!((a.is_nan() && b.is_nan()) || a == b, "{what}: {a} vs {b}");
-            }
-            assert_eq!(i64s(&n[1]), first, "{what}: first positions");
-            assert_eq!(n[2].shape(), x.shape(), "{what}: inverse shape");
-            assert_eq!(i64s(&n[2]), inv, "{what}: inverse");
-            assert_eq!(i64s(&n[3]), counts, "{what}: counts");
+            check_unique(&what, &x, &n);
             for (i, name) in ["values", "indices", "inverse", "counts"]
                 .iter()
                 .enumerate()
@@ -234,7 +244,7 @@ fn unique_matches_reference_and_kernels() {
                 |dev| ops::unique(&on(&x, dev), false, false, false).unwrap(),
                 |u| vec![u.values],
             );
-            assert_eq!(n1[0].size(), vals.len(), "{what}: values only");
+            assert_eq!(n1[0].size(), n[0].size(), "{what}: values only");
             same(&format!("{what} values only, kernels"), &k1[0], &n1[0]);
         }
     }
@@ -252,27 +262,12 @@ fn unique_over_many_tiles() {
         (DType::UInt8, 150_000, 256),
     ] {
         let x = data(&mut rng, &[n], d, spread);
-        let (vals, first, inv, counts) = unique_ref(&f64s(&x));
-        let (_, k) = both(
-            |dev| ops::unique(&on(&x, dev), true, true, true).unwrap(),
-            |u| {
-                vec![
-                    u.values,
-                    u.indices.unwrap(),
-                    u.inverse.unwrap(),
-                    u.counts.unwrap(),
-                ]
-            },
+        let (_, k) = unique_parts(&x);
+        check_unique(
+            &format!("unique {d} [{n}] (spread {spread}), kernels"),
+            &x,
+            &k,
         );
-        let what = format!("unique {d} [{n}] (spread {spread})");
-        let got: Vec<f64> = f64s(&k[0]).iter().map(|v| v + 0.0).collect();
-        assert_eq!(got.len(), vals.len(), "{what}: count");
-        for (a, b) in got.iter().zip(&vals) {
-            assert!((a.is_nan() && b.is_nan()) || a == b, "{what}: {a} vs {b}");
-        }
-        assert_eq!(i64s(&k[1]), first, "{what}: first positions");
-        assert_eq!(i64s(&k[2]), inv, "{what}: inverse");
-        assert_eq!(i64s(&k[3]), counts, "{what}: counts");
     }
 }
 

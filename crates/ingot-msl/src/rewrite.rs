@@ -1730,7 +1730,10 @@ impl<'a> Rewriter<'a> {
             return Ok(());
         }
         if self.opts.target == Target::Cuda {
-            self.set(i, "__shared__");
+            // 16-byte aligned, as the CPU form's storage is: kernels view threadgroup arrays as
+            // wider types (a uint array as 64-bit keys, floats as float4), which CUDA's natural
+            // alignment of the element type would leave misaligned by declaration order.
+            self.set(i, "__shared__ __align__(16)");
             // `threadgroup float buf[32] = {0};` (MLX): CUDA refuses an initialiser on shared
             // memory; Metal does not run it either, and the CPU form drops it too.
             let n = self.toks.len();

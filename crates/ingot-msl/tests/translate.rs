@@ -127,8 +127,11 @@ fn threadgroup_declarations_by_target() {
     assert!(u.contains("::metal::float4 (&v)[2] = ingot::cpu::tg_var<::metal::float4[2], 3>();"));
     let cuda = tr(src, Target::Cuda);
     let u = user_part(&cuda);
-    assert!(u.contains("__shared__ float a[32], b;"));
-    assert!(u.contains("__shared__ atomic_uint c;"));
+    assert!(
+        u.contains("__shared__ __align__(16) float a[32], b;"),
+        "{u}"
+    );
+    assert!(u.contains("__shared__ __align__(16) atomic_uint c;"));
     let e = &cuda.module.entry_points[0];
     assert_eq!(e.features.static_threadgroup_decls, 3);
     assert!(e.features.needs_fibers());

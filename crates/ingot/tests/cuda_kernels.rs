@@ -180,6 +180,62 @@ fn groups_dispatch_with_dynamic_threadgroup_memory() {
     assert!(k.launch(&[(&gx).into(), (&out).into()], &bad).is_err());
 }
 
+const WIDEN: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void widen(device const uint* in [[buffer(0)]], device ulong* out [[buffer(1)]],
+                  uint lid [[thread_index_in_threadgroup]],
+                  uint gid [[threadgroup_position_in_grid]]) {
+    threadgroup uchar flag;
+    threadgroup uint first;
+    threadgroup uint words[128];
+    threadgroup float f[8];
+    if (lid == 0u) { flag = uchar(gid & 1u); first = gid; }
+    words[2u * lid] = in[gid * 128u + 2u * lid];
+    words[2u * lid + 1u] = in[gid * 128u + 2u * lid + 1u];
+    if (lid < 8u) f[lid] = float(lid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    // The arrays viewed as wider types, as real kernels do.
+    threadgroup ulong* w = (threadgroup ulong*)words;
+    threadgroup float4* f4 = (threadgroup float4*)f;
+    out[gid * 64u + lid] = w[lid] + ulong(first) + ulong(flag) + ulong(f4[1].w);
+}
+"#;
+
+/// Threadgroup arrays are aligned for the wider types kernels view them as (a uint array as
+/// 64-bit words, floats as float4), whatever is declared before them.
+#[test]
+fn threadgroup_arrays_viewed_as_wider_types() {
+    let Some(dev) = cuda() else { return };
+    let mut rng = Rng::new();
+    let lib = Library::compile(WIDEN, dev, &CompileOptions::default()).unwrap();
+    let k = lib.function("widen").unwrap();
+    let groups = 40usize;
+    let words: Vec<u32> = (0..groups * 128).map(|_| rng.next() as u32).collect();
+    let x = Array::from_vec(words.clone(), &[groups * 128], dev).unwrap();
+    let out = Array::from_vec(
+        vec![0xABAB_ABAB_ABAB_ABABu64; groups * 64],
+        &[groups * 64],
+        dev,
+    )
+    .unwrap();
+    let d = Dispatch::groups(&[groups as u32])
+        .with_threadgroup(&[64])
+        .unwrap();
+    k.launch(&[(&x).into(), (&out).into()], &d).unwrap();
+    let got = out.to_vec::<u64>().unwrap();
+    for g in 0..groups {
+        for l in 0..64 {
+            let (lo, hi) = (
+                words[g * 128 + 2 * l] as u64,
+                words[g * 128 + 2 * l + 1] as u64,
+            );
+            let want = (lo | hi << 32).wrapping_add(g as u64 + (g as u64 & 1) + 7);
+            assert_eq!(got[g * 64 + l], want, "group {g} thread {l}");
+        }
+    }
+}
+
 const OOB: &str = r#"
 #include <metal_stdlib>
 using namespace metal;

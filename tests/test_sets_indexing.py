@@ -65,6 +65,24 @@ def test_unique_all_matches_numpy(rng, dtype, shape):
         np.testing.assert_array_equal(rebuilt.reshape(shape), a.astype(rebuilt.dtype))
 
 
+@pytest.mark.parametrize("n,spread", [(100_003, 2), (60_000, 7), (250_000, 40_000)])
+def test_unique_counts_over_many_tiles(rng, n, spread):
+    """Values repeated over several whole compaction tiles (tiles where no value starts), few
+    repeats, and many values: counts (and the rest) as NumPy's."""
+    a = rng.integers(-spread, spread, size=n).astype(np.float32)
+    x = make(a)
+    c = ingot.unique_counts(x)
+    vals, counts = np.unique(a, return_counts=True)
+    np.testing.assert_array_equal(to_np(c.values), vals)
+    np.testing.assert_array_equal(to_np(c.counts), counts)
+    u = ingot.unique_all(x)
+    vals, idx, inv, counts = _np_unique(a)
+    np.testing.assert_array_equal(to_np(u.values), vals)
+    np.testing.assert_array_equal(to_np(u.indices), idx)
+    np.testing.assert_array_equal(to_np(u.counts), counts)
+    np.testing.assert_array_equal(to_np(u.inverse_indices), inv)
+
+
 def test_unique_nan_and_signed_zero():
     a = np.array([np.nan, 0.0, -0.0, np.nan, 1.0, -0.0])
     u = ingot.unique_all(make(a))

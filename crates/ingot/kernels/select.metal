@@ -311,15 +311,16 @@ inline ulong lane_before(ulong v) {
 }
 
 // unique's compaction in one pass (n < 2^30): values/index/start as unique_write (sized n: the
-// count is known only afterwards, read from the last tile's state), with UQ_START also end[j]
-// (where value j ends: the next value's start, n for the last), and with UQ_INVERSE
-// inverse[perm[i]] = the number of values starting at or before sorted position i, minus one.
+// count is known only afterwards, read from the last tile's state), with UQ_START also counts[j]
+// for each value j whose next value starts in the same tile (the others: unique_counts_fix), and
+// with UQ_INVERSE inverse[perm[i]] = the number of values starting at or before sorted position
+// i, minus one.
 template <class T, class K>
 [[max_total_threads_per_threadgroup(256)]] kernel void unique_compact(
     device const K* keys [[buffer(0)]], device const long* perm [[buffer(1)]],
     device atomic_uint* state [[buffer(2)]], device K* values [[buffer(3)]],
     device long* index [[buffer(4)]], device long* start [[buffer(5)]],
-    device long* inverse [[buffer(6)]], device long* end [[buffer(7)]],
+    device long* inverse [[buffer(6)]], device long* counts [[buffer(7)]],
     constant SelGeom& g [[buffer(8)]], uint lid [[thread_index_in_threadgroup]]) {
   threadgroup uint wsum[9];  // per SIMD-group counts, then their exclusive scan and the total
   threadgroup ushort sidx[SEL_TILE];
@@ -375,12 +376,10 @@ template <class T, class K>
     if (g.flags & UQ_INDEX) index[o] = perm[i];
     if (g.flags & UQ_START) {
       start[o] = long(i);
-      if (o > 0ul) end[o - 1ul] = long(i);
+      // The value before this one ends here: its count, when it started in this tile too.
+      if (j > 0u) counts[o - 1ul] = long(sidx[j] - sidx[j - 1u]);
     }
   }
-  // The last value ends at n (the last tile may hold no start: its offset plus count is m).
-  if ((g.flags & UQ_START) && lid == 0u && base + SEL_TILE >= g.n)
-    end[ulong(at) + ulong(count) - 1ul] = long(g.n);
   if (g.flags & UQ_INVERSE) {
     r = at + rank;
     for (uint k = 0; k < SEL_ITEMS; ++k) {
@@ -389,6 +388,22 @@ template <class T, class K>
       if (i < g.n) inverse[perm[i]] = long(r) - 1l;
     }
   }
+}
+
+// After unique_compact with UQ_START, thread t for tile t: the count of the value that ends where
+// the tile's first value starts (it started in an earlier tile), and for the last tile the last
+// value's (it ends at n). The tiles' states hold their inclusive counts. No host read between:
+// the counts are complete when the host reads the number of values.
+template <class P>
+kernel void unique_counts_fix(device const uint* state [[buffer(0)]],
+                              device const P* start [[buffer(1)]], device P* counts [[buffer(2)]],
+                              constant SelGeom& g [[buffer(3)]], constant uint& tiles [[buffer(4)]],
+                              uint t [[thread_position_in_grid]]) {
+  if (t >= tiles) return;
+  const uint at = t == 0u ? 0u : (state[t] & LB_VAL);  // values before the tile (state[1 + t - 1])
+  const uint inc = state[1u + t] & LB_VAL;               // values up to the tile's end
+  if (inc > at && at > 0u) counts[at - 1u] = start[at] - start[at - 1u];
+  if (t + 1u == tiles) counts[inc - 1u] = P(g.n) - start[inc - 1u];
 }
 
 // flags[i] = 1 where a new value starts (for the inverse: an inclusive scan numbers the values).

@@ -174,43 +174,68 @@ inline uint rx_digit(K k, uint p, constant RadixGeom& g) {
   return uint(k >> g.shift) & 255u;
 }
 
+// Q = threads / 256 tiles a threadgroup (1 or 2: the host takes 2 where the pipeline allows 512
+// threads): 256 threads count each tile into their own histogram, and the counts of Q
+// consecutive tiles of a digit are written by Q consecutive threads, Q words of a 32-byte sector
+// in one store (one tile a threadgroup wrote each of its 256 counts to a sector of its own).
+// With whole tiles loaded unclamped: 29.2 -> 23.3 us a pass of 2^24 uint keys on an H200,
+// 31.0 -> 27.5 us for the first pass of float32 (keys made); 4 tiles of 1024 threads: 24.1 us.
 template <class T, class K>
-[[max_total_threads_per_threadgroup(256)]] kernel void radix_upsweep(
+[[max_total_threads_per_threadgroup(512)]] kernel void radix_upsweep(
     device const K* keys [[buffer(0)]], device const uint* pay [[buffer(1)]],
     device uint* hist [[buffer(2)]], constant RadixGeom& g [[buffer(3)]],
-    uint grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    uint grp [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+    uint ntg [[threads_per_threadgroup]]) {
   const uint KPT = RadixTile<K>::kpt;
-  // One histogram for the threadgroup: cheaper than one per SIMD-group (measured), contention on
-  // repeated digits included.
-  threadgroup atomic_uint h[256];
-  atomic_store_explicit(&h[lid], 0u, memory_order_relaxed);
+  const uint Q = ntg >> 8, lid = tid & 255u;
+  // One histogram a tile: cheaper than one per SIMD-group (measured), contention on repeated
+  // digits included.
+  threadgroup atomic_uint hs[2 * 256];
+  threadgroup atomic_uint* h = hs + (tid & ~255u);
+  atomic_store_explicit(&hs[tid], 0u, memory_order_relaxed);
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  // Loads first (clamped, tile-relative 32-bit indices: 64-bit index arithmetic and a payload
-  // branch per key cost a third of this kernel on an H200), then the digits.
-  const ulong base = ulong(grp) * ulong(RadixTile<K>::n);
-  const uint count = uint(min(ulong(RadixTile<K>::n), g.n - base));
-  device const K* kt = keys + base;
-  if (g.flags & RX_SEG) {
-    // The digit of the payload's row.
-    device const uint* pt = pay + base;
-    uint p[RadixTile<K>::kpt];
-    for (uint k = 0; k < KPT; ++k) p[k] = pt[min(k * 256u + lid, count - 1u)];
-    for (uint k = 0; k < KPT; ++k) {
-      if (k * 256u + lid < count)
-        atomic_fetch_add_explicit(&h[rx_bin(rx_digit<K>(K(0), p[k], g))], 1u, memory_order_relaxed);
-    }
-  } else {
-    K raw[RadixTile<K>::kpt];
-    for (uint k = 0; k < KPT; ++k) raw[k] = kt[min(k * 256u + lid, count - 1u)];
-    for (uint k = 0; k < KPT; ++k) {
-      K key = raw[k];
-      if (g.flags & RX_KEY_IN) key = SortKey<T>::key(key, g.flags);
-      if (k * 256u + lid < count)
+  const ulong tile = ulong(grp) * ulong(Q) + ulong(tid >> 8);
+  if (tile < g.tiles) {
+    // Loads first (clamped, tile-relative 32-bit indices: 64-bit index arithmetic and a payload
+    // branch per key cost a third of this kernel on an H200), then the digits.
+    const ulong base = tile * ulong(RadixTile<K>::n);
+    const uint count = uint(min(ulong(RadixTile<K>::n), g.n - base));
+    device const K* kt = keys + base;
+    if (g.flags & RX_SEG) {
+      // The digit of the payload's row.
+      device const uint* pt = pay + base;
+      uint p[RadixTile<K>::kpt];
+      for (uint k = 0; k < KPT; ++k) p[k] = pt[min(k * 256u + lid, count - 1u)];
+      for (uint k = 0; k < KPT; ++k) {
+        if (k * 256u + lid < count)
+          atomic_fetch_add_explicit(&h[rx_bin(rx_digit<K>(K(0), p[k], g))], 1u, memory_order_relaxed);
+      }
+    } else if (count == RadixTile<K>::n) {
+      // A whole tile: loads at constant offsets from one address (no clamping, no predicate).
+      device const K* kl = kt + lid;
+      K raw[RadixTile<K>::kpt];
+      for (uint k = 0; k < KPT; ++k) raw[k] = kl[k * 256u];
+      for (uint k = 0; k < KPT; ++k) {
+        K key = raw[k];
+        if (g.flags & RX_KEY_IN) key = SortKey<T>::key(key, g.flags);
         atomic_fetch_add_explicit(&h[rx_bin(uint(key >> g.shift) & 255u)], 1u, memory_order_relaxed);
+      }
+    } else {
+      K raw[RadixTile<K>::kpt];
+      for (uint k = 0; k < KPT; ++k) raw[k] = kt[min(k * 256u + lid, count - 1u)];
+      for (uint k = 0; k < KPT; ++k) {
+        K key = raw[k];
+        if (g.flags & RX_KEY_IN) key = SortKey<T>::key(key, g.flags);
+        if (k * 256u + lid < count)
+          atomic_fetch_add_explicit(&h[rx_bin(uint(key >> g.shift) & 255u)], 1u, memory_order_relaxed);
+      }
     }
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  hist[ulong(lid) * g.tiles + ulong(grp)] = atomic_load_explicit(&h[rx_bin(lid)], memory_order_relaxed);
+  const uint j = tid % Q, d = tid / Q;
+  const ulong tj = ulong(grp) * ulong(Q) + ulong(j);
+  if (tj < g.tiles)
+    hist[ulong(d) * g.tiles + tj] = atomic_load_explicit(&hs[j * 256u + rx_bin(d)], memory_order_relaxed);
 }
 
 // One threadgroup per digit: the exclusive scan of the digit's row of tile counts

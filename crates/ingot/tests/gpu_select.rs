@@ -251,7 +251,8 @@ fn unique_matches_reference_and_kernels() {
 }
 
 /// Many tiles (a one-pass compaction's look-back crosses windows of 32 tiles) with many and with
-/// few distinct values; each part checked against the reference.
+/// few distinct values, and values repeated over several whole tiles (tiles where no value
+/// starts: counts completed across them); each part checked against the reference.
 #[test]
 fn unique_over_many_tiles() {
     setup();
@@ -260,6 +261,7 @@ fn unique_over_many_tiles() {
         (DType::Float32, 300_001usize, 1u64 << 40),
         (DType::Int64, 200_000, 700),
         (DType::UInt8, 150_000, 256),
+        (DType::Int32, 100_003, 5),
     ] {
         let x = data(&mut rng, &[n], d, spread);
         let (_, k) = unique_parts(&x);

@@ -303,7 +303,7 @@ impl Sorted<'_> {
         let long_or_dummy =
             |want: bool| Array::empty(&[if want { n } else { 1 }], DType::Int64, device);
         let values = Array::empty(&[n], k, device)?;
-        let (idx, start, end, inv) = (
+        let (idx, start, cnt, inv) = (
             long_or_dummy(index)?,
             long_or_dummy(counts)?,
             long_or_dummy(counts)?,
@@ -324,11 +324,39 @@ impl Sorted<'_> {
                 KernelArg::Array(idx.clone()),
                 KernelArg::Array(start.clone()),
                 KernelArg::Array(inv.clone()),
-                KernelArg::Array(end.clone()),
+                KernelArg::Array(cnt.clone()),
                 KernelArg::Bytes(sel_geom(n, wf)),
             ],
             &d,
         )?;
+        if counts {
+            // The counts of values that end in another tile than they start, before the read.
+            let fix = kernel(
+                device,
+                Module::Select,
+                KernelId::new("unique_counts_fix", "select", &[DType::Int64]),
+                || {
+                    vec![Inst::new(
+                        "unique_counts_fix",
+                        "select",
+                        &[DType::Int64],
+                        "long",
+                    )]
+                },
+            )?;
+            let t32 = u32::try_from(tiles)
+                .map_err(|_| Error::Unsupported(format!("a selection over {n} elements")))?;
+            fix.launch(
+                &[
+                    KernelArg::Array(state.clone()),
+                    KernelArg::Array(start.clone()),
+                    KernelArg::Array(cnt.clone()),
+                    KernelArg::Bytes(sel_geom(n, wf)),
+                    KernelArg::Bytes(t32.to_ne_bytes().to_vec()),
+                ],
+                &Dispatch::try_threads(&[t32])?.with_threadgroup(&[256.min(t32)])?,
+            )?;
+        }
         let last = read_u32(&state.index(&[IndexItem::Int(-1)])?)?;
         if last & !LB_VAL == 0 {
             return Err(Error::Device(format!(
@@ -336,23 +364,10 @@ impl Sorted<'_> {
             )));
         }
         let m = (last & LB_VAL) as usize;
-        // counts = end - start: one elementwise op after the read-back, which the host waits for.
-        let counts = if counts {
-            let c = Array::empty(&[m], DType::Int64, device)?;
-            super::elementwise::binary(
-                crate::ops::BinaryOp::Subtract,
-                &head(&end, m)?,
-                &head(&start, m)?,
-                &c,
-            )?;
-            Some(c)
-        } else {
-            None
-        };
         Ok((
             shrink(values, m)?,
             index.then(|| shrink(idx, m)).transpose()?,
-            counts,
+            counts.then(|| shrink(cnt, m)).transpose()?,
             inverse.then_some(inv),
         ))
     }
@@ -449,13 +464,24 @@ fn head(a: &Array, m: usize) -> Result<Array> {
     }])
 }
 
-/// The first m elements of the 1-D `a`, in their own buffer when they use less than half of
-/// a's (a result should not hold on to memory it does not use), else a view.
+/// The first m elements of the 1-D contiguous `a`, in their own buffer when they use less than
+/// half of a's (a result should not hold on to memory it does not use), else a view. The copy is
+/// the runtime's device-to-device copy: it comes right after the host has waited for the count
+/// m, where a copy kernel's launch would add its binding to the wait.
 fn shrink(a: Array, m: usize) -> Result<Array> {
     if m == a.size() {
         Ok(a)
-    } else if 2 * m < a.size() {
-        head(&a, m)?.copy()
+    } else if 2 * m < a.size() && a.is_contiguous() {
+        let out = Array::empty(&[m], a.dtype(), a.device())?;
+        let es = a.dtype().size();
+        a.device().runtime()?.copy_within(
+            a.buffer(),
+            a.layout().offset() * es,
+            out.buffer(),
+            out.layout().offset() * es,
+            m * es,
+        )?;
+        Ok(out)
     } else {
         head(&a, m)
     }

@@ -125,6 +125,20 @@ fn groups(n: usize) -> Result<Dispatch> {
     Dispatch::groups(&[g]).with_threadgroup(&[256])
 }
 
+/// `radix_upsweep`'s dispatch: 256 threads a tile and 2 tiles a threadgroup where the pipeline
+/// allows 512 threads (the counts of neighbouring tiles then share their stores).
+fn upsweep_dispatch(up: &crate::kernel::Kernel, tiles: usize) -> Result<Dispatch> {
+    let per = if up.max_total_threads_per_threadgroup() >= 512 {
+        2
+    } else {
+        1
+    };
+    let g = u32::try_from(tiles.div_ceil(per)).map_err(|_| {
+        Error::Unsupported(format!("a sort of {tiles} tiles exceeds the grid limit"))
+    })?;
+    Dispatch::groups(&[g]).with_threadgroup(&[256 * per as u32])
+}
+
 /// Sorts the rows (last axis) of `x` into `values` and/or `indices` (int64), both of x's shape
 /// and any layout (see [`crate::ops::sort`] for the order).
 pub fn sort_rows(
@@ -371,7 +385,7 @@ fn radix_sort(
                 KernelArg::Array(hist.clone()),
                 KernelArg::Bytes(g.clone()),
             ],
-            &d,
+            &upsweep_dispatch(&up, tiles)?,
         )?;
         rscan.launch(
             &[

@@ -34,7 +34,19 @@ pub struct CudaInner {
     poisoned: Mutex<Option<String>>,
     /// `poisoned` is set (checked without the lock on every launch).
     is_poisoned: AtomicBool,
+    /// Page-locked host memory for small reads, allocated at the first one.
+    staging: Mutex<Option<Staging>>,
 }
+
+/// Reads of up to this many bytes go through the page-locked staging buffer.
+pub const STAGING_BYTES: usize = 64 * 1024;
+
+/// `STAGING_BYTES` of page-locked host memory from `cuMemHostAlloc`, kept for the life of the
+/// process (as the context is).
+struct Staging(*mut u8);
+
+// SAFETY: a plain host allocation, only touched under the `staging` lock.
+unsafe impl Send for Staging {}
 
 // SAFETY: CUDA contexts and streams are usable from any thread once the context is made
 // current there, which `bind` does before every driver call.
@@ -104,6 +116,7 @@ impl CudaInner {
             in_flight: Mutex::new(Vec::new()),
             poisoned: Mutex::new(None),
             is_poisoned: AtomicBool::new(false),
+            staging: Mutex::new(None),
         })
     }
 
@@ -132,6 +145,31 @@ impl CudaInner {
             unsafe { result::ctx::set_current(self.ctx) },
             "cuCtxSetCurrent",
         )
+    }
+
+    /// Copies `dst.len()` (at most `STAGING_BYTES`) bytes from device address `src` once the
+    /// stream's earlier work is done. A small read (a scalar, a count read back to size a
+    /// result) through page-locked memory is one DMA the stream orders, where a copy into
+    /// pageable memory goes through the driver's own staging and returns later.
+    pub fn read_small(&self, src: sys::CUdeviceptr, dst: &mut [u8]) -> Result<()> {
+        debug_assert!(dst.len() <= STAGING_BYTES);
+        self.bind()?;
+        let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            // SAFETY: the context is current; the memory is kept for the process.
+            let p = unsafe { result::malloc_host(STAGING_BYTES, 0) }
+                .map_err(|e| Error::Device(format!("cuMemHostAlloc: {}", describe(e))))?;
+            *guard = Some(Staging(p as *mut u8));
+        }
+        let ptr = guard.as_ref().map(|s| s.0).unwrap_or(std::ptr::null_mut());
+        // SAFETY: `ptr` holds STAGING_BYTES >= dst.len() bytes, used only under the lock.
+        let host = unsafe { std::slice::from_raw_parts_mut(ptr, dst.len()) };
+        // SAFETY: the caller checked the device range; we wait for the copy below.
+        unsafe { result::memcpy_dtoh_async(host, src, self.stream) }
+            .map_err(|e| self.fault(e, "copy to host"))?;
+        self.synchronize()?;
+        dst.copy_from_slice(host);
+        Ok(())
     }
 
     /// The device's primary context.

@@ -157,6 +157,11 @@ impl Runtime for CudaRuntime {
             return Ok(());
         }
         let m = cuda_memory(src, "copy_to_host")?;
+        if dst.len() <= context::STAGING_BYTES {
+            return self
+                .inner
+                .read_small(m.device_ptr() + src_offset as u64, dst);
+        }
         self.inner.bind()?;
         // SAFETY: the range was checked; we wait for the copy before returning.
         unsafe {

@@ -49,6 +49,16 @@ fn insts(t: Option<DType>, k: DType) -> Vec<Inst> {
     v
 }
 
+/// Kernel `tmpl<long>` of the select module (int64 positions or counts, whatever the keys).
+fn long_kernel(device: Device, tmpl: &'static str) -> Result<crate::kernel::Kernel> {
+    kernel(
+        device,
+        Module::Select,
+        KernelId::new(tmpl, "select", &[DType::Int64]),
+        || vec![Inst::new(tmpl, "select", &[DType::Int64], "long")],
+    )
+}
+
 /// Kernel `tmpl` of the select module: over key dtype `k` (`t: None`) or dtype `t`.
 fn select_kernel(
     device: Device,
@@ -331,19 +341,7 @@ impl Sorted<'_> {
         )?;
         if counts {
             // The counts of values that end in another tile than they start, before the read.
-            let fix = kernel(
-                device,
-                Module::Select,
-                KernelId::new("unique_counts_fix", "select", &[DType::Int64]),
-                || {
-                    vec![Inst::new(
-                        "unique_counts_fix",
-                        "select",
-                        &[DType::Int64],
-                        "long",
-                    )]
-                },
-            )?;
+            let fix = long_kernel(device, "unique_counts_fix")?;
             let t32 = u32::try_from(tiles)
                 .map_err(|_| Error::Unsupported(format!("a selection over {n} elements")))?;
             fix.launch(
@@ -428,19 +426,7 @@ impl Sorted<'_> {
         )?;
         super::reduce::scan(ScanOp::Sum, &numbered.clone(), 0, &numbered)?;
         let inv = Array::empty(&[n], DType::Int64, device)?;
-        let kern = kernel(
-            device,
-            Module::Select,
-            KernelId::new("unique_inverse", "select", &[DType::Int64]),
-            || {
-                vec![Inst::new(
-                    "unique_inverse",
-                    "select",
-                    &[DType::Int64],
-                    "long",
-                )]
-            },
-        )?;
+        let kern = long_kernel(device, "unique_inverse")?;
         launch(
             &kern,
             &[

@@ -437,6 +437,7 @@ struct SearchGeom {
 // memory: the first ~10 steps of a binary search then read no device memory (a search was a chain
 // of ~20 dependent device loads, latency-bound).
 #define SR_SAMPLES 1024u
+#define SR_SHIFT 10u  // log2(SR_SAMPLES)
 
 // The sample: keys of sorted[p_k], p_k = k * m / count for k < count = min(m, SR_SAMPLES)
 // (transformed as `sort` orders them unless `raw`: the keys are already sort keys).
@@ -453,11 +454,15 @@ inline uint search_sample(device const K* sorted, ulong m, bool raw, threadgroup
 }
 
 // The first position in sorted[0, m) whose key is >= key (side left) or > key (side right): the
-// sample narrows it to the positions between two sampled ones, a binary search finishes.
+// sample narrows it to the positions between two sampled ones, a binary search finishes. The
+// sample is the whole array (count == m) or SR_SAMPLES positions k * m / SR_SAMPLES: a shift
+// instead of two 64-bit divisions a query, and the search within a bucket counts in 32 bits
+// (H200, 2^24 float32 queries in 2^20 keys: 367 -> 314-330 us when every query lies past the
+// last key, one path for all threads; ~990 us either way for queries spread over the keys).
 template <class T, class K>
 inline ulong lower_pos(device const K* sorted, ulong m, threadgroup const K* sample, uint count,
                        K key, bool right, bool raw) {
-  // j: the sampled keys that lie before the position (they are a prefix of the sample).
+  // a: the sampled keys that lie before the position (they are a prefix of the sample).
   uint a = 0u, b = count;
   while (a < b) {
     uint mid = (a + b) >> 1;
@@ -465,16 +470,22 @@ inline ulong lower_pos(device const K* sorted, ulong m, threadgroup const K* sam
     if (right ? s <= key : s < key) a = mid + 1u;
     else b = mid;
   }
-  ulong lo = a == 0u ? 0ul : ulong(a - 1u) * m / ulong(count) + 1ul;
-  ulong hi = a == count ? m : ulong(a) * m / ulong(count);
-  while (lo < hi) {
-    ulong mid = lo + (hi - lo) / 2ul;
-    K s = raw ? sorted[mid] : SortKey<T>::key(sorted[mid], SK_CANON);
-    bool go_right = right ? s <= key : s < key;
-    if (go_right) lo = mid + 1ul;
-    else hi = mid;
+  if (ulong(count) == m) return ulong(a);
+  const ulong lo = a == 0u ? 0ul : ((ulong(a - 1u) * m) >> SR_SHIFT) + 1ul;
+  const ulong hi = a == count ? m : (ulong(a) * m) >> SR_SHIFT;
+  device const K* p = sorted + lo;
+  uint len = uint(hi - lo);
+  while (len > 0u) {
+    const uint half = len >> 1;
+    K s = raw ? p[half] : SortKey<T>::key(p[half], SK_CANON);
+    if (right ? s <= key : s < key) {
+      p += half + 1u;
+      len -= half + 1u;
+    } else {
+      len = half;
+    }
   }
-  return lo;
+  return ulong(p - sorted);
 }
 
 // out[i]: where values[i] would be inserted into `sorted` (ascending in NumPy's order) to keep it

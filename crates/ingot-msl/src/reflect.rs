@@ -76,6 +76,12 @@ pub struct EntryPoint {
     pub abi: Vec<usize>,
     /// `[[max_total_threads_per_threadgroup(n)]]`.
     pub max_total_threads_per_threadgroup: Option<u32>,
+    /// `[[ingot::min_threadgroups_per_core(n)]]`, an ingot extension: on CUDA, the kernel is
+    /// compiled for at least `n` resident threadgroups of `max_total_threads_per_threadgroup`
+    /// threads on a multiprocessor (`__launch_bounds__`'s second argument: the compiler keeps
+    /// to the registers that allow it). Other targets ignore it; Metal's compiler does not know
+    /// it, so a source for Metal too defines it away there.
+    pub min_threadgroups_per_core: Option<u32>,
     /// What the kernel (and everything it may call) uses.
     pub features: Features,
     /// Index into the file's function definitions (internal).
@@ -816,6 +822,13 @@ fn entry(
         .find(|a| a.name == "max_total_threads_per_threadgroup")
         .and_then(|a| a.args.first())
         .and_then(|a| index_value(a, syn));
+    let min_threadgroups_per_core = f
+        .attrs
+        .iter()
+        .find(|a| a.name == "ingot::min_threadgroups_per_core")
+        .and_then(|a| a.args.first())
+        .and_then(|a| index_value(a, syn))
+        .filter(|&n| n > 0);
     let mut e = EntryPoint {
         name: host,
         function: f.name.clone(),
@@ -825,6 +838,7 @@ fn entry(
         params,
         abi: Vec::new(),
         max_total_threads_per_threadgroup,
+        min_threadgroups_per_core,
         features,
         def: d,
     };
@@ -1369,6 +1383,7 @@ void k(device float* out [[buffer(0)]],
         assert_eq!(m.function_constants[0].index, Some(0));
         let e = &m.entry_points[0];
         assert_eq!(e.max_total_threads_per_threadgroup, Some(256));
+        assert_eq!(e.min_threadgroups_per_core, None);
         assert_eq!(e.params[1].gate.as_deref(), Some("has_bias"));
         assert_eq!(e.params[2].kind, ParamKind::Threadgroup);
         assert_eq!(e.params[2].threadgroup_index, Some(0));

@@ -103,6 +103,11 @@ pub(crate) fn emit(
         .max_total_threads_per_threadgroup
         .unwrap_or(1024)
         .clamp(1, 1024);
+    // `[[ingot::min_threadgroups_per_core(n)]]`: the occupancy the registers must allow.
+    let bounds = match e.min_threadgroups_per_core {
+        Some(n) => format!("{max}, {}", n.clamp(1, 32)),
+        None => max.to_string(),
+    };
     let mut sig = vec!["const ingot::launch L".to_string()];
     for p in e.abi_params() {
         let i = e
@@ -162,7 +167,7 @@ pub(crate) fn emit(
         ""
     };
     let code = format!(
-        "extern \"C\" __global__ void __launch_bounds__({max}) {symbol}({sig}) {{\n  ingot_ids ids;\n  if (!ingot_ids_init(L, ids)) return;\n{smem}  {callee}({call});\n}}\n",
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) {symbol}({sig}) {{\n  ingot_ids ids;\n  if (!ingot_ids_init(L, ids)) return;\n{smem}  {callee}({call});\n}}\n",
         sig = sig.join(", "),
         call = call.join(", "),
     );

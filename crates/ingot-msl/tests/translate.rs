@@ -74,6 +74,35 @@ kernel void k(device const float* x [[buffer(1)]], constant P& p [[buffer(0)]],
     assert_eq!(e.params[1].abi_slot, Some(0));
 }
 
+/// `[[ingot::min_threadgroups_per_core(n)]]` becomes `__launch_bounds__`'s second argument on
+/// CUDA (a macro may supply it, as a source shared with Metal does) and leaves no trace in the
+/// CPU translation's code.
+#[test]
+fn min_threadgroups_per_core_sets_cuda_launch_bounds() {
+    let src = r#"
+#define OCC(n) [[ingot::min_threadgroups_per_core(n)]]
+OCC(6) [[max_total_threads_per_threadgroup(256)]]
+kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] += 1.0f; }
+[[max_total_threads_per_threadgroup(64)]]
+kernel void j(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = 0.0f; }
+"#;
+    let t = tr(src, Target::Cuda);
+    assert!(
+        t.text
+            .contains("__global__ void __launch_bounds__(256, 6) k("),
+        "{}",
+        t.text
+    );
+    assert!(t.text.contains("__global__ void __launch_bounds__(64) j("));
+    assert_eq!(
+        t.module.entry("k").unwrap().min_threadgroups_per_core,
+        Some(6)
+    );
+    assert_eq!(t.module.entry("j").unwrap().min_threadgroups_per_core, None);
+    let c = tr(src, Target::Cpu);
+    assert!(!user_part(&c).contains("min_threadgroups"), "{}", c.text);
+}
+
 #[test]
 fn cpu_wrapper_abi_and_mode() {
     let src = r#"

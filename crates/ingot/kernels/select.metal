@@ -315,16 +315,15 @@ inline ulong lane_before(ulong v) {
 // for each value j whose next value starts in the same tile (the others: unique_counts_fix), and
 // with UQ_INVERSE inverse[perm[i]] = the number of values starting at or before sorted position
 // i, minus one.
+// The kernels (unique_compact, unique_compact_inverse) share this body; wsum: 9 words (per
+// SIMD-group counts, then their exclusive scan and the total), sidx: SEL_TILE, slots: 2 (the
+// ticket, the exclusive count).
 template <class T, class K>
-[[max_total_threads_per_threadgroup(256)]] kernel void unique_compact(
-    device const K* keys [[buffer(0)]], device const long* perm [[buffer(1)]],
-    device atomic_uint* state [[buffer(2)]], device K* values [[buffer(3)]],
-    device long* index [[buffer(4)]], device long* start [[buffer(5)]],
-    device long* inverse [[buffer(6)]], device long* counts [[buffer(7)]],
-    constant SelGeom& g [[buffer(8)]], uint lid [[thread_index_in_threadgroup]]) {
-  threadgroup uint wsum[9];  // per SIMD-group counts, then their exclusive scan and the total
-  threadgroup ushort sidx[SEL_TILE];
-  threadgroup uint slots[2];  // the ticket, the exclusive count
+inline void unique_compact_tile(device const K* keys, device const long* perm,
+                                device atomic_uint* state, device K* values, device long* index,
+                                device long* start, device long* inverse, device long* counts,
+                                constant SelGeom& g, uint lid, threadgroup uint* wsum,
+                                threadgroup ushort* sidx, threadgroup uint* slots) {
   const uint lane = lid & 31u, w = lid >> 5;
   const uint tile = lb_ticket(state, &slots[0], lid);
   const ulong base = ulong(tile) * SEL_TILE;
@@ -389,6 +388,45 @@ template <class T, class K>
     }
   }
 }
+
+#define UQ_COMPACT_PARAMS                                                                  \
+    device const K* keys [[buffer(0)]], device const long* perm [[buffer(1)]],             \
+    device atomic_uint* state [[buffer(2)]], device K* values [[buffer(3)]],               \
+    device long* index [[buffer(4)]], device long* start [[buffer(5)]],                    \
+    device long* inverse [[buffer(6)]], device long* counts [[buffer(7)]],                 \
+    constant SelGeom& g [[buffer(8)]], uint lid [[thread_index_in_threadgroup]]
+
+// Without the inverse, on CUDA at least 6 threadgroups a multiprocessor (40 registers a thread
+// instead of the 64 the compiler picks): the look-back stalls a threadgroup, and more of them
+// resident hide it. Measured on an H200 (2^24 float32 keys, 2^20 values): 59.2 -> 51.1 us in
+// unique_values (8 groups, 32 registers and spills: 48.8 in a harness). With the inverse's
+// scattered stores the same bound cost more than it saved (unique_all of 2^24 float32: 1789 ->
+// 1840 us), hence two kernels. Metal's compiler does not know the attribute.
+#ifdef INGOT_NATIVE_METAL
+#define UQ_OCCUPANCY
+#else
+#define UQ_OCCUPANCY [[ingot::min_threadgroups_per_core(6)]]
+#endif
+template <class T, class K>
+UQ_OCCUPANCY [[max_total_threads_per_threadgroup(256)]] kernel void unique_compact(
+    UQ_COMPACT_PARAMS) {
+  threadgroup uint wsum[9];
+  threadgroup ushort sidx[SEL_TILE];
+  threadgroup uint slots[2];
+  unique_compact_tile<T, K>(keys, perm, state, values, index, start, inverse, counts, g, lid,
+                            wsum, sidx, slots);
+}
+
+// unique_compact for a call that asks for the inverse (UQ_INVERSE).
+template <class T, class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void unique_compact_inverse(UQ_COMPACT_PARAMS) {
+  threadgroup uint wsum[9];
+  threadgroup ushort sidx[SEL_TILE];
+  threadgroup uint slots[2];
+  unique_compact_tile<T, K>(keys, perm, state, values, index, start, inverse, counts, g, lid,
+                            wsum, sidx, slots);
+}
+
 
 // After unique_compact with UQ_START, thread t for tile t: the count of the value that ends where
 // the tile's first value starts (it started in an earlier tile), and for the last tile the last

@@ -308,6 +308,39 @@ fn gpu_radix_sort_every_dtype() {
     }
 }
 
+/// The top pass ranks with LEAD (lane 0's digit by a ballot): keys whose top byte takes a few
+/// values in mixed proportions (float32 integers below 2^20, some negative, as unique's benchmark
+/// draws them), one value (small integers), or many (full-range bits) all sort as the reference.
+#[test]
+fn gpu_radix_sort_top_byte_few_values() {
+    setup();
+    let mut rng = Rng::new(5);
+    let n = 50_001;
+    let floats: Vec<f32> = (0..n)
+        .map(|_| {
+            let r = rng.next();
+            let v = ((r >> 20) % (1 << 20)) as f32;
+            if r.is_multiple_of(20) {
+                -v
+            } else {
+                v
+            }
+        })
+        .collect();
+    let a = Array::from_vec(floats, &[n], Device::Cpu).unwrap();
+    for desc in [false, true] {
+        let (v, i) = gpu_sort(&a, desc);
+        check(&format!("top byte float32 desc={desc}"), &a, &v, &i, desc);
+    }
+    let small: Vec<i32> = (0..n).map(|_| (rng.next() % 1000) as i32).collect();
+    let a = Array::from_vec(small, &[n], Device::Cpu).unwrap();
+    let (v, i) = gpu_sort(&a, false);
+    check("top byte one value int32", &a, &v, &i, false);
+    let a = bits(&mut rng, n, DType::UInt32);
+    let (v, i) = gpu_sort(&a, false);
+    check("top byte full range uint32", &a, &v, &i, false);
+}
+
 #[test]
 fn gpu_radix_sort_many_rows_and_long_rows() {
     setup();

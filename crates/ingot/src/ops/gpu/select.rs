@@ -40,6 +40,7 @@ fn insts(t: Option<DType>, k: DType) -> Vec<Inst> {
         for tmpl in [
             "unique_write",
             "unique_compact",
+            "unique_compact_inverse",
             "search_sorted",
             "isin_sorted",
         ] {
@@ -325,7 +326,14 @@ impl Sorted<'_> {
                 wf |= bit;
             }
         }
-        select_kernel(device, "unique_compact", Some(self.t), k)?.launch(
+        // Two instantiations of one body: with the inverse, without CUDA's occupancy bound
+        // (select.metal).
+        let name = if inverse {
+            "unique_compact_inverse"
+        } else {
+            "unique_compact"
+        };
+        select_kernel(device, name, Some(self.t), k)?.launch(
             &[
                 KernelArg::Array(self.keys.clone()),
                 KernelArg::Array(self.perm_arg()?),

@@ -64,37 +64,53 @@ fn insts(t: DType, k: DType) -> Vec<Inst> {
             "radix_downsweep",
             "sort",
             &[t, DType::UInt32],
-            &format!("{tt}, {kk}, uint, true"),
+            &format!("{tt}, {kk}, uint, true, false"),
         ),
         Inst::new(
             "radix_downsweep",
             "sort",
             &[t, DType::Int64],
-            &format!("{tt}, {kk}, long, true"),
+            &format!("{tt}, {kk}, long, true, false"),
         ),
         Inst::new(
             "radix_downsweep",
             KEYS_ONLY,
             &[t],
-            &format!("{tt}, {kk}, uint, false"),
+            &format!("{tt}, {kk}, uint, false, false"),
+        ),
+        Inst::new(
+            "radix_downsweep",
+            KEYS_ONLY_LEAD,
+            &[t],
+            &format!("{tt}, {kk}, uint, false, true"),
         ),
     ]
 }
 
 /// The name part of the `radix_downsweep` instantiation without payloads.
 const KEYS_ONLY: &str = "sortkeys";
+/// The same with LEAD ranking (lane 0's digit by one ballot), for the top pass.
+const KEYS_ONLY_LEAD: &str = "sortkeyslead";
 
 /// `radix_downsweep` for elements of dtype `t`: with payloads written as `po` (uint32 between
-/// passes, int64 for the last pass of an argsort), or without payloads (`None`).
-fn downsweep_kernel(device: Device, t: DType, po: Option<DType>) -> Result<crate::kernel::Kernel> {
+/// passes, int64 for the last pass of an argsort), or without payloads (`None`); `lead`: the
+/// keys-only kernel whose ranking takes lane 0's digit by a ballot (sort.metal, LEAD), for a
+/// pass whose digits few values take.
+fn downsweep_kernel(
+    device: Device,
+    t: DType,
+    po: Option<DType>,
+    lead: bool,
+) -> Result<crate::kernel::Kernel> {
     match po {
         Some(_) => sort_kernel(device, "radix_downsweep", t, po),
         None => {
             let k = key_dtype("sort", t)?;
+            let name = if lead { KEYS_ONLY_LEAD } else { KEYS_ONLY };
             kernel(
                 device,
                 Module::Sort,
-                KernelId::new("radix_downsweep", KEYS_ONLY, &[t]),
+                KernelId::new("radix_downsweep", name, &[t]),
                 || insts(t, k),
             )
         }
@@ -396,7 +412,10 @@ fn radix_sort(
             ],
             &per_digit,
         )?;
-        let down = downsweep_kernel(device, kt_dtype, with_pay.then_some(po))?;
+        // The top key byte (a float's sign and exponent, a small integer's high bits) usually
+        // takes few values: its pass ranks with LEAD (keys-only sorts; measured in sort.metal).
+        let lead = !with_pay && p + 1 == key_passes;
+        let down = downsweep_kernel(device, kt_dtype, with_pay.then_some(po), lead)?;
         down.launch(
             &[
                 KernelArg::Array(kin.clone()),

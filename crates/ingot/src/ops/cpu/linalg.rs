@@ -355,7 +355,13 @@ fn det_t<T: LaElem>(a: &Array, det: Option<&Array>, slog: Option<(&Array, &Array
         .map(|(s, l)| Ok::<_, Error>((parts::<T>(s, count, 1)?, parts::<T>(l, count, 1)?)))
         .transpose()?;
     for_batch(count, n, |i, par| {
-        let f = Lu::new(load(av, i, n, n), par);
+        // faer's LU multiplies by each pivot's reciprocal: with entries near the underflow
+        // threshold a singular matrix leaves subnormal residuals instead of zeros, whose
+        // reciprocals overflow (a NaN determinant where LAPACK gives 0). The factorisation runs
+        // on the matrix scaled by a power of two into the normal range (exact), and
+        // det(a) = det(a / s) * s^n.
+        let (scaled, s) = scaled_copy(&av[i * n * n..(i + 1) * n * n], n, n);
+        let f = Lu::new(scaled.unwrap_or_else(|| load(av, i, n, n)), par);
         let perm_sign = if f.transpositions % 2 == 0 { 1.0 } else { -1.0 };
         let mut sign = T::of(perm_sign);
         let mut prod = T::of(perm_sign);
@@ -365,6 +371,12 @@ fn det_t<T: LaElem>(a: &Array, det: Option<&Array>, slog: Option<(&Array, &Array
             prod *= d;
             sign *= d.unit();
             logabs += d.modulus().ln();
+        }
+        if s != 1.0 {
+            for _ in 0..n {
+                prod *= T::of(s);
+            }
+            logabs += n as f64 * s.ln();
         }
         if f.singular() {
             // faer divides by a zero pivot where LAPACK skips the column: the later factors may

@@ -133,8 +133,14 @@ template <class T, class K>
 }
 
 // ---- long rows: LSD radix sort, 8 bits per pass ---------------------------------------------
-// Each pass: radix_upsweep counts the digits of every tile (hist[digit * tiles + tile]);
-// radix_scan scans each digit's counts and totals the digits; radix_downsweep ranks each tile's elements
+// Two schemes find where each tile's digits go.
+// - One sweep a pass (up to 2^30 elements): radix_hist counts the digits of every pass in one
+//   read of the keys, then each pass is one radix_downsweep<..., ONE = true> whose threadgroups
+//   take tiles in the order they start, publish their digit counts and add up their
+//   predecessors' (a decoupled look-back per digit, as select.metal's for one count).
+// - Reduce then scan (larger sorts, whose counts do not fit the look-back's 30 bits): each pass
+//   radix_upsweep counts the digits of every tile (hist[digit * tiles + tile]),
+//   radix_scan scans each digit's counts and totals the digits, and radix_downsweep ranks each tile's elements
 // (stable: a per-digit peer mask in threadgroup memory gives each element its rank among equal
 // digits of its SIMD-group, in index order; SIMD-groups and tiles follow in index order), stages them in threadgroup memory
 // in digit order and writes each digit's run to its global position. Payloads (uint positions)
@@ -292,6 +298,80 @@ template <class C>
   if (lid == 0u) totals[d] = C(carry);
 }
 
+// The look-back's tile states (one 32-bit word: the state and the count together, so no fence
+// orders them): 0 until the tile publishes, then RX_AGG | its count of the digit, then
+// RX_INC | the count of the digit in tiles 0..=t.
+#define RX_AGG (1u << 30)
+#define RX_INC (2u << 30)
+#define RX_VAL (RX_AGG - 1u)
+// Words before the tile states of a pass's state buffer: [0] the tile ticket, then padding.
+#define RX_STATE0 256u
+// Predecessors' states the look-back reads at once.
+#define RX_LOOK 4u
+
+struct RadixHistGeom {
+  ulong n;           // elements
+  ulong seg_len;     // row length (n / seg_len rows)
+  ulong groups;      // threadgroups of this launch
+  uint seg_passes;   // passes over the rows' digits after the key passes
+  uint flags;        // SK_*
+};
+
+// The digit counts of every pass of a one-sweep sort, hist[pass * 256 + digit] (zeroed by the
+// host): the key passes' from one read of the keys (each threadgroup counts a stretch of whole
+// tiles into threadgroup memory and adds its counts to hist), the segment passes' in closed form
+// (rows r < n / seg_len with digit d, times seg_len). Also zeroes the first pass's tile states
+// (state0: RX_STATE0 + tiles * 256 words).
+template <class T, class K>
+[[max_total_threads_per_threadgroup(256)]] kernel void radix_hist(
+    device const K* keys [[buffer(0)]], device atomic_uint* hist [[buffer(1)]],
+    device uint* state0 [[buffer(2)]], constant RadixHistGeom& g [[buffer(3)]],
+    uint grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+  const uint KPT = RadixTile<K>::kpt;
+  const uint TILE = RadixTile<K>::n;
+  const uint P = uint(sizeof(K));
+  threadgroup atomic_uint h[sizeof(K) * 256];
+  for (uint i = lid; i < P * 256u; i += 256u) atomic_store_explicit(&h[i], 0u, memory_order_relaxed);
+  const ulong tiles = (g.n + ulong(TILE) - 1ul) / ulong(TILE);
+  const ulong words = ulong(RX_STATE0) + tiles * 256ul;
+  for (ulong i = ulong(grp) * 256ul + ulong(lid); i < words; i += g.groups * 256ul) state0[i] = 0u;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  // Threadgroup grp counts tiles [t0, t1).
+  const ulong per = (tiles + g.groups - 1ul) / g.groups;
+  const ulong t0 = min(tiles, ulong(grp) * per), t1 = min(tiles, t0 + per);
+  for (ulong t = t0; t < t1; ++t) {
+    const ulong base = t * ulong(TILE);
+    const uint count = uint(min(ulong(TILE), g.n - base));
+    device const K* kt = keys + base;
+    K raw[RadixTile<K>::kpt];
+    for (uint k = 0; k < KPT; ++k) raw[k] = kt[min(k * 256u + lid, count - 1u)];
+    for (uint k = 0; k < KPT; ++k) {
+      if (k * 256u + lid < count) {
+        const K key = SortKey<T>::key(raw[k], g.flags);
+        for (uint p = 0; p < P; ++p)
+          atomic_fetch_add_explicit(&h[p * 256u + rx_bin(uint(key >> (8u * p)) & 255u)], 1u,
+                                    memory_order_relaxed);
+      }
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint p = 0; p < P; ++p) {
+    const uint c = atomic_load_explicit(&h[p * 256u + rx_bin(lid)], memory_order_relaxed);
+    if (c != 0u) atomic_fetch_add_explicit(&hist[p * 256u + lid], c, memory_order_relaxed);
+  }
+  if (grp == 0u) {
+    const ulong rows = g.n / g.seg_len;
+    for (uint s = 0; s < g.seg_passes; ++s) {
+      // Digit lid of row numbers at bit 8s: rows of each full period of 256 << 8s take it
+      // 1 << 8s times, the rest as far as they reach.
+      const ulong one = 1ul << (8u * s), period = one << 8;
+      const ulong rest = rows % period, from = ulong(lid) * one;
+      const ulong c = (rows / period) * one + (rest > from ? min(one, rest - from) : 0ul);
+      atomic_store_explicit(&hist[(P + s) * 256u + lid], uint(c * g.seg_len), memory_order_relaxed);
+    }
+  }
+}
+
 // PO: the payload's output type (uint between passes, long for the indices of the last pass).
 // PAY: whether the kernel carries payloads at all (with RX_P_NONE clear). Without, the payload
 // registers are compiled out: 64 registers a thread instead of 126 on an H200, twice the
@@ -303,19 +383,24 @@ template <class C>
 // of 2^24 keys), the top byte of float32 integers below 2^20 112.5 -> 93.0 us, of normal
 // float32 87.9 -> 92.8, a middle byte (uniform digits) 96.1 -> 98.2. A template parameter: the
 // same choice made at run time costs the registers of both paths (every pass ~35% slower).
-template <class T, class K, class PO, bool PAY, bool LEAD>
+// ONE: a pass of the one-sweep scheme: `scan` is the pass's state buffer (the ticket, then
+// RX_* states, [RX_STATE0 + tile * 256 + digit]), `next` the next pass's, whose words of this
+// tile it zeroes (the buffer a pass uses was the one before the last's); `totals` the pass's row of
+// radix_hist's counts. Otherwise `scan` is radix_scan's output and `next` unused.
+template <class T, class K, class PO, bool PAY, bool LEAD, bool ONE>
 [[max_total_threads_per_threadgroup(256)]] kernel void radix_downsweep(
     device const K* kin [[buffer(0)]], device K* kout [[buffer(1)]],
     device const uint* pin [[buffer(2)]], device PO* pout [[buffer(3)]],
-    device const uint* scan [[buffer(4)]], device const uint* totals [[buffer(5)]],
-    constant RadixGeom& g [[buffer(6)]], uint grp [[threadgroup_position_in_grid]],
-    uint lid [[thread_index_in_threadgroup]]) {
+    device uint* scan [[buffer(4)]], device const uint* totals [[buffer(5)]],
+    constant RadixGeom& g [[buffer(6)]], device uint* next [[buffer(7)]],
+    uint grp [[threadgroup_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
   const uint KPT = RadixTile<K>::kpt;
   const uint TILE = RadixTile<K>::n;
   threadgroup uint wh[8 * 256];     // per SIMD-group digit counts, then their first slots
   threadgroup uint gofs[256];       // global position of slot 0 of each digit's run
   threadgroup uint wtot[8];
   threadgroup uint ttot[8];
+  threadgroup uint ticket;
   threadgroup uint stage[RadixTile<K>::n * RadixTile<K>::words];
   threadgroup uchar dig[RadixTile<K>::n];  // the rx_bin of each slot's digit
   threadgroup K* sk = (threadgroup K*)stage;
@@ -337,10 +422,21 @@ template <class T, class K, class PO, bool PAY, bool LEAD>
   // This tile's scanned count and the total of digit lid, loaded now: their latency hides under
   // the keys' (read after the ranking, they cost ~20% of the kernel on an H200).
   const uint tot = totals[lid];
-  const uint before_tile = scan[ulong(lid) * g.tiles + ulong(grp)];
+  device atomic_uint* st = (device atomic_uint*)scan;
+  if (ONE) {
+    if (lid == 0u) ticket = atomic_fetch_add_explicit(&st[0], 1u, memory_order_relaxed);
+  }
+  uint before_tile = ONE ? 0u : scan[ulong(lid) * g.tiles + ulong(grp)];
   threadgroup_barrier(mem_flags::mem_threadgroup);
+  // The tile: numbered in the order threadgroups start with the look-back, so that a tile waits
+  // only on tiles whose threadgroups are running.
+  const uint tile = ONE ? ticket : grp;
+  if (ONE) {
+    next[RX_STATE0 + tile * 256u + lid] = 0u;
+    if (tile == 0u && lid == 0u) next[0] = 0u;
+  }
 
-  const ulong base = ulong(grp) * ulong(TILE);
+  const ulong base = ulong(tile) * ulong(TILE);
   const ulong wbase = base + ulong(w * 32u * KPT);
   const uint lt = (1u << lane) - 1u;
   K key[RadixTile<K>::kpt];
@@ -388,9 +484,17 @@ template <class T, class K, class PO, bool PAY, bool LEAD>
     simdgroup_barrier(mem_flags::mem_threadgroup);
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
+  // The tile and its first position again, the ticket read back from threadgroup memory rather
+  // than kept in registers across the ranking: measured on an H200, the ONE kernels then fit in
+  // 64 registers (126 otherwise, or spills under a bound of 64), one keys-only pass of 2^24
+  // keys 145 -> 106 us.
+  const uint tile2 = ONE ? ticket : grp;
+  const ulong wbase2 = ulong(tile2) * ulong(TILE) + ulong(w * 32u * KPT);
 
   // Per digit (thread lid = digit, its slot bl): offsets of the SIMD-groups, the tile's count,
-  // its start in the tile (exclusive scan over digits) and its global position.
+  // its start in the tile (exclusive scan over digits) and its global position less the tile's
+  // (rel_start: the digit's start in the output less its start in the tile).
+  uint tile_run, rel_start;
   {
     const uint bl = rx_bin(lid);
     uint run = 0u;
@@ -406,7 +510,7 @@ template <class T, class K, class PO, bool PAY, bool LEAD>
       ttot[w] = tex + tot;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    uint start = ex, global_start = tex + before_tile;
+    uint start = ex, global_start = tex;
     for (uint s = 0; s < w; ++s) {
       start += wtot[s];
       global_start += ttot[s];
@@ -414,13 +518,19 @@ template <class T, class K, class PO, bool PAY, bool LEAD>
     // Each SIMD-group's first slot for the digit, the tile's start of the digit folded in: the
     // staging below reads one offset per key instead of two.
     for (uint s = 0; s < 8u; ++s) wh[s * 256u + bl] = start + wex[s];
-    gofs[bl] = global_start - start;
+    if (ONE) {
+      // The tile's count of digit lid, published before the look-back (tile 0's is inclusive).
+      atomic_store_explicit(&st[RX_STATE0 + tile2 * 256u + lid], (tile2 == 0u ? RX_INC : RX_AGG) | run,
+                            memory_order_relaxed);
+    }
+    tile_run = run;
+    rel_start = global_start - start;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
 
   // Keys into threadgroup memory in digit order, then out, one digit run after another.
   for (uint k = 0; k < KPT; ++k) {
-    ulong i = wbase + ulong(k * 32u + lane);
+    ulong i = wbase2 + ulong(k * 32u + lane);
     if (i < g.n) {
       uint b = rx_bin(rx_digit<K>(key[k], pay[k], g));
       uint s = wh[w * 256u + b] + slot[k];
@@ -429,8 +539,33 @@ template <class T, class K, class PO, bool PAY, bool LEAD>
       if (need_dig) dig[s] = uchar(b);
     }
   }
+  if (ONE && tile2 != 0u) {
+    // The digit's count in the tiles before this one: back over the predecessors' states,
+    // adding counts up to the first inclusive one (waiting where a tile has not published),
+    // RX_LOOK tiles a round trip. After the staging, so that the predecessors have had time
+    // to publish.
+    device atomic_uint* sd = st + RX_STATE0 + lid;
+    uint t = tile2;
+    bool found = false;
+    while (!found) {
+      uint v[RX_LOOK];
+      for (uint j = 0; j < RX_LOOK; ++j)
+        v[j] = j < t ? atomic_load_explicit(&sd[(t - 1u - j) * 256u], memory_order_relaxed) : RX_INC;
+      for (uint j = 0; j < RX_LOOK; ++j) {
+        while (v[j] == 0u) v[j] = atomic_load_explicit(&sd[(t - 1u - j) * 256u], memory_order_relaxed);
+        before_tile += v[j] & RX_VAL;
+        if ((v[j] & RX_INC) != 0u) {
+          found = true;
+          break;
+        }
+      }
+      t -= RX_LOOK;
+    }
+    atomic_store_explicit(&sd[tile2 * 256u], RX_INC | (before_tile + tile_run), memory_order_relaxed);
+  }
+  gofs[rx_bin(lid)] = rel_start + before_tile;
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  const uint count = uint(min(ulong(TILE), g.n - base));
+  const uint count = uint(min(ulong(TILE), g.n - ulong(tile2) * ulong(TILE)));
   if ((g.flags & RX_NO_KOUT) == 0u) {
     for (uint s = lid; s < count; s += 256u) {
       K kk = sk[s];
@@ -442,7 +577,7 @@ template <class T, class K, class PO, bool PAY, bool LEAD>
   if (!has_pay) return;
   threadgroup_barrier(mem_flags::mem_threadgroup);
   for (uint k = 0; k < KPT; ++k) {
-    ulong i = wbase + ulong(k * 32u + lane);
+    ulong i = wbase2 + ulong(k * 32u + lane);
     if (i < g.n) stage[slot[k]] = pay[k];
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);

@@ -148,6 +148,21 @@ fn gpu_sort(a: &Array, descending: bool) -> (Array, Array) {
     (v, i)
 }
 
+/// (values, indices) of `a` sorted along the last axis by the radix sort's `scheme` (on CUDA with
+/// `INGOT_TEST_CUDA=1`, else on the CPU kernel engine).
+fn gpu_sort_with(a: &Array, descending: bool, scheme: gpu::RadixScheme) -> (Array, Array) {
+    let dev = cuda().unwrap_or(Device::Cpu);
+    let x = a.to_device(dev).unwrap();
+    let v = Array::empty(a.shape(), a.dtype(), Device::Cpu).unwrap();
+    let i = Array::empty(a.shape(), DType::Int64, Device::Cpu).unwrap();
+    poison(&v);
+    poison(&i);
+    let (v, i) = (v.to_device(dev).unwrap(), i.to_device(dev).unwrap());
+    gpu::sort_rows_with(&x, Some(&v), None, descending, Some(scheme)).unwrap();
+    gpu::sort_rows_with(&x, None, Some(&i), descending, Some(scheme)).unwrap();
+    (to_cpu(v), to_cpu(i))
+}
+
 /// Fills an output with 0x5A bytes so that unwritten elements show.
 fn poison(a: &Array) {
     let b = vec![0x5Au8; a.nbytes()];
@@ -355,4 +370,35 @@ fn gpu_radix_sort_many_rows_and_long_rows() {
     let a = data(&mut rng, &[100_003], DType::Float32, 1 << 20);
     let (v, i) = gpu_sort(&a, false);
     check("radix 100003 float32", &a, &v, &i, false);
+}
+
+/// Both radix schemes (one sweep with a look-back, which sorts up to 2^30 elements, and reduce
+/// then scan, which sorts the larger ones) on the cases that exercise their differences: several
+/// tiles and a partial one, segment passes (batches of rows), 8-byte keys, keys-only sorts with
+/// the LEAD top pass, descending.
+#[test]
+fn gpu_radix_sort_both_schemes() {
+    setup();
+    let mut rng = Rng::new(6);
+    for scheme in [gpu::RadixScheme::OneSweep, gpu::RadixScheme::ReduceThenScan] {
+        for (shape, d, spread) in [
+            (vec![20_001usize], DType::Float32, 1u64 << 20),
+            (vec![3, 7000], DType::Int32, 1000),
+            (vec![300, 2100], DType::Float16, 100),
+            (vec![12_289], DType::Int64, 1 << 40),
+            (vec![5000], DType::UInt8, 256),
+        ] {
+            let a = data(&mut rng, &shape, d, spread);
+            for desc in [false, true] {
+                let (v, i) = gpu_sort_with(&a, desc, scheme);
+                check(
+                    &format!("{scheme:?} {d} {shape:?} desc={desc}"),
+                    &a,
+                    &v,
+                    &i,
+                    desc,
+                );
+            }
+        }
+    }
 }

@@ -36,4 +36,4 @@ pub use gather::{gather, index_offsets, scatter, take_along};
 pub use library::{cmath_source, functor_source};
 pub use reduce::{cumsum, reduce, scan};
 pub use select::{flat_nonzero, isin, masked_select, searchsorted, unique};
-pub use sort::sort_rows;
+pub use sort::{sort_rows, sort_rows_with, RadixScheme};

@@ -1,12 +1,18 @@
 //! Sorting on the GPU (`kernels/sort.metal`): rows of up to 2048 elements by a bitonic sort in
 //! one threadgroup (several short rows per group), longer rows by a stable LSD radix sort with
-//! 8-bit digits (reduce-then-scan: per-tile digit counts, a scan of each digit's counts, a
-//! ranking scatter through threadgroup memory). A batch of long rows is sorted in one radix sort: the
-//! key passes, then passes over the row number carried in the payload.
+//! 8-bit digits and a ranking scatter through threadgroup memory. A batch of long rows is sorted
+//! in one radix sort: the key passes, then passes over the row number carried in the payload.
 //!
-//! Bytes moved by the radix sort of n 32-bit keys with 32-bit positions (argsort): per pass the
-//! upsweep reads 4n, the downsweep reads 8n and writes 8n (the first pass reads no positions,
-//! the last writes int64 indices); 4 passes of ~20n bytes, about 1.3 GB for n = 2^24.
+//! The radix sort finds each tile's digit offsets one of two ways ([`RadixScheme`]): up to 2^30
+//! elements, one sweep a pass (the digit counts of every pass from one read of the keys, then a
+//! downsweep a pass whose tiles add up their predecessors' counts by a decoupled look-back);
+//! beyond, reduce then scan (per-tile digit counts, a scan of each digit's counts, the
+//! downsweep: three kernels a pass, and the keys read twice).
+//!
+//! Bytes moved by the one-sweep radix sort of n 32-bit keys with 32-bit positions (argsort): the
+//! histogram reads 4n once; per pass the downsweep reads 8n and writes 8n (the first pass reads
+//! no positions, the last writes int64 indices); 4 passes of ~16n bytes and the tile states
+//! (1 KB a tile of 4096), about 1.1 GB for n = 2^24.
 
 use crate::array::Array;
 use crate::device::Device;
@@ -54,43 +60,76 @@ pub(crate) fn key_dtype(op: &'static str, d: DType) -> Result<DType> {
     Ok(k)
 }
 
-fn insts(t: DType, k: DType) -> Vec<Inst> {
+/// The instantiations of the sort module for elements of dtype `t` (key dtype `k`): the block
+/// sort and the one-sweep radix sort, or with `rts` the reduce-then-scan radix sort's kernels
+/// (a library of their own, compiled only for sorts of more than 2^30 elements).
+fn insts(t: DType, k: DType, rts: bool) -> Vec<Inst> {
     let (tt, kk) = (ty(t), ty(k));
-    vec![
-        Inst::new("sort_block", "sort", &[t], &format!("{tt}, {kk}")),
-        Inst::new("radix_upsweep", "sort", &[t], &format!("{tt}, {kk}")),
-        Inst::new("radix_scan", "sort", &[t], "uint"),
+    let one = if rts { "false" } else { "true" };
+    let [pay, keys, lead] = if rts {
+        [RTS, RTS_KEYS, RTS_KEYS_LEAD]
+    } else {
+        [ONE, ONE_KEYS, ONE_KEYS_LEAD]
+    };
+    let mut v = if rts {
+        vec![
+            Inst::new("radix_upsweep", "sort", &[t], &format!("{tt}, {kk}")),
+            Inst::new("radix_scan", "sort", &[t], "uint"),
+        ]
+    } else {
+        vec![
+            Inst::new("sort_block", "sort", &[t], &format!("{tt}, {kk}")),
+            Inst::new("radix_hist", "sort", &[t], &format!("{tt}, {kk}")),
+        ]
+    };
+    v.extend([
         Inst::new(
             "radix_downsweep",
-            "sort",
+            pay,
             &[t, DType::UInt32],
-            &format!("{tt}, {kk}, uint, true, false"),
+            &format!("{tt}, {kk}, uint, true, false, {one}"),
         ),
         Inst::new(
             "radix_downsweep",
-            "sort",
+            pay,
             &[t, DType::Int64],
-            &format!("{tt}, {kk}, long, true, false"),
+            &format!("{tt}, {kk}, long, true, false, {one}"),
         ),
         Inst::new(
             "radix_downsweep",
-            KEYS_ONLY,
+            keys,
             &[t],
-            &format!("{tt}, {kk}, uint, false, false"),
+            &format!("{tt}, {kk}, uint, false, false, {one}"),
         ),
         Inst::new(
             "radix_downsweep",
-            KEYS_ONLY_LEAD,
+            lead,
             &[t],
-            &format!("{tt}, {kk}, uint, false, true"),
+            &format!("{tt}, {kk}, uint, false, true, {one}"),
         ),
-    ]
+    ]);
+    v
 }
 
-/// The name part of the `radix_downsweep` instantiation without payloads.
-const KEYS_ONLY: &str = "sortkeys";
-/// The same with LEAD ranking (lane 0's digit by one ballot), for the top pass.
-const KEYS_ONLY_LEAD: &str = "sortkeyslead";
+/// The name parts of the `radix_downsweep` instantiations: one sweep (`ONE`) or reduce then
+/// scan (`RTS`); with payloads, without (`KEYS`), without and with LEAD ranking (lane 0's digit
+/// by a ballot: `KEYS_LEAD`, for the top pass).
+const ONE: &str = "sort";
+const ONE_KEYS: &str = "sortkeys";
+const ONE_KEYS_LEAD: &str = "sortkeyslead";
+const RTS: &str = "sortrts";
+const RTS_KEYS: &str = "sortrtskeys";
+const RTS_KEYS_LEAD: &str = "sortrtskeyslead";
+
+/// The radix sort's two schemes (sort.metal): one sweep a pass with a decoupled look-back, or
+/// reduce then scan (three kernels a pass; sorts whose counts exceed the look-back's 30 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RadixScheme {
+    /// `radix_hist` once, then one `radix_downsweep` a pass.
+    OneSweep,
+    /// `radix_upsweep`, `radix_scan` and `radix_downsweep` a pass.
+    ReduceThenScan,
+}
 
 /// `radix_downsweep` for elements of dtype `t`: with payloads written as `po` (uint32 between
 /// passes, int64 for the last pass of an argsort), or without payloads (`None`); `lead`: the
@@ -101,36 +140,41 @@ fn downsweep_kernel(
     t: DType,
     po: Option<DType>,
     lead: bool,
+    scheme: RadixScheme,
 ) -> Result<crate::kernel::Kernel> {
-    match po {
-        Some(_) => sort_kernel(device, "radix_downsweep", t, po),
-        None => {
-            let k = key_dtype("sort", t)?;
-            let name = if lead { KEYS_ONLY_LEAD } else { KEYS_ONLY };
-            kernel(
-                device,
-                Module::Sort,
-                KernelId::new("radix_downsweep", name, &[t]),
-                || insts(t, k),
-            )
-        }
-    }
-}
-
-/// A sort kernel for elements of dtype `t` (`po`: payload output dtype of radix_downsweep).
-pub(crate) fn sort_kernel(
-    device: Device,
-    tmpl: &'static str,
-    t: DType,
-    po: Option<DType>,
-) -> Result<crate::kernel::Kernel> {
+    let rts = scheme == RadixScheme::ReduceThenScan;
+    let name = match (po.is_some(), lead, rts) {
+        (true, _, false) => ONE,
+        (true, _, true) => RTS,
+        (false, false, false) => ONE_KEYS,
+        (false, true, false) => ONE_KEYS_LEAD,
+        (false, false, true) => RTS_KEYS,
+        (false, true, true) => RTS_KEYS_LEAD,
+    };
     let k = key_dtype("sort", t)?;
     let dts: Vec<DType> = std::iter::once(t).chain(po).collect();
     kernel(
         device,
         Module::Sort,
-        KernelId::new(tmpl, "sort", &dts),
-        || insts(t, k),
+        KernelId::new("radix_downsweep", name, &dts),
+        || insts(t, k, rts),
+    )
+}
+
+/// A sort kernel for elements of dtype `t` other than the downsweep (`radix_upsweep` and
+/// `radix_scan` come from the reduce-then-scan library).
+pub(crate) fn sort_kernel(
+    device: Device,
+    tmpl: &'static str,
+    t: DType,
+) -> Result<crate::kernel::Kernel> {
+    let k = key_dtype("sort", t)?;
+    let rts = matches!(tmpl, "radix_upsweep" | "radix_scan");
+    kernel(
+        device,
+        Module::Sort,
+        KernelId::new(tmpl, "sort", &[t]),
+        || insts(t, k, rts),
     )
 }
 
@@ -163,6 +207,19 @@ pub fn sort_rows(
     indices: Option<&Array>,
     descending: bool,
 ) -> Result<()> {
+    sort_rows_with(x, values, indices, descending, None)
+}
+
+/// [`sort_rows`] with the radix sort's scheme chosen (`None`: one sweep up to 2^30 elements,
+/// reduce then scan beyond), for tests and comparisons. Rows of up to 2048 elements take the
+/// block sort whatever the scheme.
+pub fn sort_rows_with(
+    x: &Array,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    descending: bool,
+    scheme: Option<RadixScheme>,
+) -> Result<()> {
     let mut arrays = vec![x];
     arrays.extend(values);
     arrays.extend(indices);
@@ -190,7 +247,16 @@ pub fn sort_rows(
     if indices.is_some() {
         f |= flags::CANON;
     }
-    sort_keys(&xk, x.dtype(), rows, len, vt.as_ref(), it.as_ref(), f)?;
+    sort_keys_with(
+        &xk,
+        x.dtype(),
+        rows,
+        len,
+        vt.as_ref(),
+        it.as_ref(),
+        f,
+        scheme,
+    )?;
     if let (Some(v), Some(t)) = (values, &vt) {
         if !v.is_contiguous() {
             copy_cast(&t.view_as(x.dtype())?, v)?;
@@ -216,13 +282,33 @@ pub(crate) fn sort_keys(
     indices: Option<&Array>,
     f: u32,
 ) -> Result<()> {
+    sort_keys_with(xk, t, rows, len, values, indices, f, None)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sort_keys_with(
+    xk: &Array,
+    t: DType,
+    rows: usize,
+    len: usize,
+    values: Option<&Array>,
+    indices: Option<&Array>,
+    f: u32,
+    scheme: Option<RadixScheme>,
+) -> Result<()> {
     if rows * len == 0 {
         return Ok(());
     }
     if len <= BLOCK_MAX {
         block_sort(xk, t, rows, len, values, indices, f)
     } else {
-        radix_sort(xk, t, rows, len, values, indices, f)
+        let n = rows * len;
+        let scheme = scheme.unwrap_or(if n <= RX_VAL {
+            RadixScheme::OneSweep
+        } else {
+            RadixScheme::ReduceThenScan
+        });
+        radix_sort(xk, t, rows, len, values, indices, f, scheme)
     }
 }
 
@@ -263,7 +349,7 @@ fn block_sort(
         Some(i) => i.clone(),
         None => dummy(DType::Int64, device)?,
     };
-    let k = sort_kernel(device, "sort_block", t, None)?;
+    let k = sort_kernel(device, "sort_block", t)?;
     let args = [
         KernelArg::Array(xk.clone()),
         KernelArg::Array(v),
@@ -293,9 +379,52 @@ fn rgeom(n: usize, tiles: usize, seg_len: usize, shift: u32, f: u32) -> Vec<u8> 
     g
 }
 
+/// `RX_VAL` of sort.metal: the one-sweep look-back's counts are below 2^30.
+const RX_VAL: usize = (1 << 30) - 1;
+/// `RX_STATE0`: words before the tile states in a one-sweep pass's state buffer.
+const RX_STATE0: usize = 256;
+/// Tiles each threadgroup of `radix_hist` counts.
+const HIST_TILES: usize = 8;
+
+/// The `RadixHistGeom` of sort.metal.
+fn hist_geom(n: usize, seg_len: usize, groups: usize, seg_passes: usize, f: u32) -> Vec<u8> {
+    let mut g = Vec::with_capacity(32);
+    for v in [n as u64, seg_len as u64, groups as u64] {
+        g.extend_from_slice(&v.to_ne_bytes());
+    }
+    g.extend_from_slice(&(seg_passes as u32).to_ne_bytes());
+    g.extend_from_slice(&f.to_ne_bytes());
+    g
+}
+
+/// Elements `[start, start + len)` of the 1-D `a` (a view).
+fn part(a: &Array, start: usize, len: usize) -> Result<Array> {
+    a.index(&[crate::IndexItem::Slice {
+        start: Some(start as isize),
+        stop: Some((start + len) as isize),
+        step: None,
+    }])
+}
+
+/// One radix pass's choices: the digit, the kernels' flags, where keys and payloads go.
+struct Pass {
+    shift: u32,
+    flags: u32,
+    kout: Array,
+    pout: Array,
+    /// The payload output's dtype (uint32 between passes, int64 for an argsort's indices).
+    po: DType,
+    /// The dtype whose instantiation runs the pass (the element dtype where the pass makes keys
+    /// or turns them back, else the key dtype).
+    kt: DType,
+    /// Whether the pass ranks with LEAD.
+    lead: bool,
+}
+
 /// The stable radix sort of `rows` rows of `len` keys (`xk`: the elements' bits, contiguous)
 /// into `values` (bits, or keys with `f & KEYS`; contiguous) and/or `indices` (int64,
 /// contiguous); `f`: DESC, CANON, KEYS.
+#[allow(clippy::too_many_arguments)]
 fn radix_sort(
     xk: &Array,
     t: DType,
@@ -304,15 +433,19 @@ fn radix_sort(
     values: Option<&Array>,
     indices: Option<&Array>,
     f: u32,
+    scheme: RadixScheme,
 ) -> Result<()> {
     let device = xk.device();
     let kd = xk.dtype();
     let n = rows * len;
-    if n > u32::MAX as usize {
+    let limit = match scheme {
+        RadixScheme::OneSweep => RX_VAL,
+        RadixScheme::ReduceThenScan => u32::MAX as usize,
+    };
+    if n > limit {
         return Err(Error::Unsupported(format!(
-            "sorting {n} elements at once on the GPU (the radix sort indexes with 32 bits; \
-             at most {} elements)",
-            u32::MAX
+            "sorting {n} elements at once on the GPU with the {scheme:?} radix sort (at most \
+             {limit} elements)"
         )));
     }
     let tiles = n.div_ceil(tile(kd.size()));
@@ -324,9 +457,6 @@ fn radix_sort(
     };
     let total = key_passes + seg_passes;
     let with_pay = indices.is_some() || rows > 1;
-    let hist = Array::empty(&[256 * tiles], DType::UInt32, device)?;
-    let scan = Array::empty(&[256 * tiles], DType::UInt32, device)?;
-    let totals = Array::empty(&[256], DType::UInt32, device)?;
     let kt = [
         Array::empty(&[n], kd, device)?,
         Array::empty(&[n], kd, device)?,
@@ -339,98 +469,183 @@ fn radix_sort(
     } else {
         [dummy(DType::UInt32, device)?, dummy(DType::UInt32, device)?]
     };
-    let rscan = sort_kernel(device, "radix_scan", t, None)?;
+    let passes = (0..total)
+        .map(|p| {
+            let last = p == total - 1;
+            let (shift, seg) = if p < key_passes {
+                (8 * p as u32, false)
+            } else {
+                (8 * (p - key_passes) as u32, true)
+            };
+            let mut pf = f & (flags::DESC | flags::CANON);
+            if p == 0 {
+                pf |= flags::KEY_IN;
+                if with_pay {
+                    pf |= flags::P_IOTA;
+                }
+            }
+            if !with_pay {
+                pf |= flags::P_NONE;
+            }
+            if seg {
+                pf |= flags::SEG;
+            }
+            let kout = match (last, values) {
+                (true, Some(v)) => {
+                    if f & flags::KEYS == 0 {
+                        pf |= flags::KEY_OUT;
+                    }
+                    v.clone()
+                }
+                (true, None) => {
+                    pf |= flags::NO_KOUT;
+                    kt[p % 2].clone()
+                }
+                _ => kt[p % 2].clone(),
+            };
+            let (pout, po) = match (last, indices) {
+                (true, Some(i)) => {
+                    pf |= flags::P_ROW;
+                    (i.clone(), DType::Int64)
+                }
+                _ => (pt[p % 2].clone(), DType::UInt32),
+            };
+            // A pass that neither makes keys nor turns them back into values runs the unsigned
+            // instantiation: the same work, and measured ~5 us faster a pass (2^24 float32
+            // keys, H200) than the float one with its transform compiled in but switched off.
+            let kt = if pf & (flags::KEY_IN | flags::KEY_OUT) != 0 {
+                t
+            } else {
+                kd
+            };
+            // The top key byte (a float's sign and exponent, a small integer's high bits)
+            // usually takes few values: its pass ranks with LEAD (keys-only sorts; measured in
+            // sort.metal).
+            let lead = !with_pay && p + 1 == key_passes;
+            Pass {
+                shift,
+                flags: pf,
+                kout,
+                pout,
+                po,
+                kt,
+                lead,
+            }
+        })
+        .collect::<Vec<_>>();
     let d = groups(tiles)?;
-    let per_digit = groups(256)?;
     let mut kin = xk.clone();
     let mut pin = pt[1].clone();
-    for p in 0..total {
-        let last = p == total - 1;
-        let (shift, seg) = if p < key_passes {
-            (8 * p as u32, false)
-        } else {
-            (8 * (p - key_passes) as u32, true)
-        };
-        let mut pf = f & (flags::DESC | flags::CANON);
-        if p == 0 {
-            pf |= flags::KEY_IN;
-            if with_pay {
-                pf |= flags::P_IOTA;
-            }
-        }
-        if !with_pay {
-            pf |= flags::P_NONE;
-        }
-        if seg {
-            pf |= flags::SEG;
-        }
-        let kout = match (last, values) {
-            (true, Some(v)) => {
-                if f & flags::KEYS == 0 {
-                    pf |= flags::KEY_OUT;
+    match scheme {
+        RadixScheme::OneSweep => {
+            // The passes' digit counts (zeros uploaded: one small asynchronous copy) and two
+            // state buffers, which the passes use in turn (radix_hist zeroes the first, each
+            // pass the other).
+            let hist = Array::from_bytes(
+                &vec![0u8; 4 * 256 * total],
+                &[256 * total],
+                DType::UInt32,
+                device,
+            )?;
+            let words = RX_STATE0 + 256 * tiles;
+            let states = Array::empty(&[2 * words], DType::UInt32, device)?;
+            let state = [part(&states, 0, words)?, part(&states, words, words)?];
+            let hist_groups = tiles.div_ceil(HIST_TILES);
+            sort_kernel(device, "radix_hist", t)?.launch(
+                &[
+                    KernelArg::Array(xk.clone()),
+                    KernelArg::Array(hist.clone()),
+                    KernelArg::Array(state[0].clone()),
+                    KernelArg::Bytes(hist_geom(
+                        n,
+                        len,
+                        hist_groups,
+                        seg_passes,
+                        f & (flags::DESC | flags::CANON),
+                    )),
+                ],
+                &groups(hist_groups)?,
+            )?;
+            for (p, pass) in passes.into_iter().enumerate() {
+                let down = downsweep_kernel(
+                    device,
+                    pass.kt,
+                    with_pay.then_some(pass.po),
+                    pass.lead,
+                    scheme,
+                )?;
+                down.launch(
+                    &[
+                        KernelArg::Array(kin.clone()),
+                        KernelArg::Array(pass.kout.clone()),
+                        KernelArg::Array(pin.clone()),
+                        KernelArg::Array(pass.pout.clone()),
+                        KernelArg::Array(state[p % 2].clone()),
+                        KernelArg::Array(part(&hist, 256 * p, 256)?),
+                        KernelArg::Bytes(rgeom(n, tiles, len, pass.shift, pass.flags)),
+                        KernelArg::Array(state[(p + 1) % 2].clone()),
+                    ],
+                    &d,
+                )?;
+                kin = pass.kout;
+                if pass.po == DType::UInt32 {
+                    pin = pass.pout;
                 }
-                v.clone()
             }
-            (true, None) => {
-                pf |= flags::NO_KOUT;
-                kt[p % 2].clone()
+        }
+        RadixScheme::ReduceThenScan => {
+            let hist = Array::empty(&[256 * tiles], DType::UInt32, device)?;
+            let scan = Array::empty(&[256 * tiles], DType::UInt32, device)?;
+            let totals = Array::empty(&[256], DType::UInt32, device)?;
+            let unused = dummy(DType::UInt32, device)?;
+            let rscan = sort_kernel(device, "radix_scan", t)?;
+            let per_digit = groups(256)?;
+            for pass in passes {
+                let up = sort_kernel(device, "radix_upsweep", pass.kt)?;
+                let g = rgeom(n, tiles, len, pass.shift, pass.flags);
+                up.launch(
+                    &[
+                        KernelArg::Array(kin.clone()),
+                        KernelArg::Array(pin.clone()),
+                        KernelArg::Array(hist.clone()),
+                        KernelArg::Bytes(g.clone()),
+                    ],
+                    &upsweep_dispatch(&up, tiles)?,
+                )?;
+                rscan.launch(
+                    &[
+                        KernelArg::Array(hist.clone()),
+                        KernelArg::Array(scan.clone()),
+                        KernelArg::Array(totals.clone()),
+                        KernelArg::Bytes(g.clone()),
+                    ],
+                    &per_digit,
+                )?;
+                let down = downsweep_kernel(
+                    device,
+                    pass.kt,
+                    with_pay.then_some(pass.po),
+                    pass.lead,
+                    scheme,
+                )?;
+                down.launch(
+                    &[
+                        KernelArg::Array(kin.clone()),
+                        KernelArg::Array(pass.kout.clone()),
+                        KernelArg::Array(pin.clone()),
+                        KernelArg::Array(pass.pout.clone()),
+                        KernelArg::Array(scan.clone()),
+                        KernelArg::Array(totals.clone()),
+                        KernelArg::Bytes(g),
+                        KernelArg::Array(unused.clone()),
+                    ],
+                    &d,
+                )?;
+                kin = pass.kout;
+                if pass.po == DType::UInt32 {
+                    pin = pass.pout;
+                }
             }
-            _ => kt[p % 2].clone(),
-        };
-        let (pout, po) = match (last, indices) {
-            (true, Some(i)) => {
-                pf |= flags::P_ROW;
-                (i.clone(), DType::Int64)
-            }
-            _ => (pt[p % 2].clone(), DType::UInt32),
-        };
-        // A pass that neither makes keys nor turns them back into values runs the unsigned
-        // instantiation: the same work, and measured ~5 us faster a pass (2^24 float32 keys,
-        // H200) than the float one with its transform compiled in but switched off.
-        let kt_dtype = if pf & (flags::KEY_IN | flags::KEY_OUT) != 0 {
-            t
-        } else {
-            kd
-        };
-        let up = sort_kernel(device, "radix_upsweep", kt_dtype, None)?;
-        let g = rgeom(n, tiles, len, shift, pf);
-        up.launch(
-            &[
-                KernelArg::Array(kin.clone()),
-                KernelArg::Array(pin.clone()),
-                KernelArg::Array(hist.clone()),
-                KernelArg::Bytes(g.clone()),
-            ],
-            &upsweep_dispatch(&up, tiles)?,
-        )?;
-        rscan.launch(
-            &[
-                KernelArg::Array(hist.clone()),
-                KernelArg::Array(scan.clone()),
-                KernelArg::Array(totals.clone()),
-                KernelArg::Bytes(g.clone()),
-            ],
-            &per_digit,
-        )?;
-        // The top key byte (a float's sign and exponent, a small integer's high bits) usually
-        // takes few values: its pass ranks with LEAD (keys-only sorts; measured in sort.metal).
-        let lead = !with_pay && p + 1 == key_passes;
-        let down = downsweep_kernel(device, kt_dtype, with_pay.then_some(po), lead)?;
-        down.launch(
-            &[
-                KernelArg::Array(kin.clone()),
-                KernelArg::Array(kout.clone()),
-                KernelArg::Array(pin.clone()),
-                KernelArg::Array(pout.clone()),
-                KernelArg::Array(scan.clone()),
-                KernelArg::Array(totals.clone()),
-                KernelArg::Bytes(g),
-            ],
-            &d,
-        )?;
-        kin = kout;
-        if po == DType::UInt32 {
-            pin = pout;
         }
     }
     Ok(())

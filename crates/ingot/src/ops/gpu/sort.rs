@@ -3,16 +3,18 @@
 //! 8-bit digits and a ranking scatter through threadgroup memory. A batch of long rows is sorted
 //! in one radix sort: the key passes, then passes over the row number carried in the payload.
 //!
-//! The radix sort finds each tile's digit offsets one of two ways ([`RadixScheme`]): up to 2^30
-//! elements, one sweep a pass (the digit counts of every pass from one read of the keys, then a
-//! downsweep a pass whose tiles add up their predecessors' counts by a decoupled look-back);
-//! beyond, reduce then scan (per-tile digit counts, a scan of each digit's counts, the
-//! downsweep: three kernels a pass, and the keys read twice).
+//! The radix sort finds each tile's digit offsets one of two ways ([`RadixScheme`]): one sweep
+//! a pass (the digit counts of every pass from one read of the keys, then a downsweep a pass
+//! whose tiles add up their predecessors' counts by a decoupled look-back), for sorts of values
+//! up to 2^30 elements; or reduce then scan (per-tile digit counts, a scan of each digit's
+//! counts, the downsweep: three kernels a pass, and the keys read twice), for larger sorts and
+//! for those that carry positions (see `sort_keys_with`).
 //!
-//! Bytes moved by the one-sweep radix sort of n 32-bit keys with 32-bit positions (argsort): the
-//! histogram reads 4n once; per pass the downsweep reads 8n and writes 8n (the first pass reads
-//! no positions, the last writes int64 indices); 4 passes of ~16n bytes and the tile states
-//! (1 KB a tile of 4096), about 1.1 GB for n = 2^24.
+//! Bytes moved for n 32-bit keys: the one-sweep sort of values reads 4n for the histogram, then
+//! a pass reads 4n and writes 4n (and 1 KB of tile states a tile of 4096): ~36n bytes, 0.6 GB
+//! for n = 2^24. The reduce-then-scan argsort (32-bit positions between passes): a pass's upsweep
+//! reads 4n, its downsweep reads 8n and writes 8n (the first pass reads no positions, the last
+//! writes int64 indices): ~20n a pass, about 1.3 GB for n = 2^24.
 
 use crate::array::Array;
 use crate::device::Device;
@@ -210,8 +212,9 @@ pub fn sort_rows(
     sort_rows_with(x, values, indices, descending, None)
 }
 
-/// [`sort_rows`] with the radix sort's scheme chosen (`None`: one sweep up to 2^30 elements,
-/// reduce then scan beyond), for tests and comparisons. Rows of up to 2048 elements take the
+/// [`sort_rows`] with the radix sort's scheme chosen (`None`: one sweep for sorts of one row
+/// of values up to 2^30 elements, reduce then scan for larger ones and for sorts that carry
+/// positions: argsorts, batches of rows), for tests and comparisons. Rows of up to 2048 elements take the
 /// block sort whatever the scheme.
 pub fn sort_rows_with(
     x: &Array,
@@ -302,8 +305,12 @@ fn sort_keys_with(
     if len <= BLOCK_MAX {
         block_sort(xk, t, rows, len, values, indices, f)
     } else {
-        let n = rows * len;
-        let scheme = scheme.unwrap_or(if n <= RX_VAL {
+        // One sweep for keys-only sorts (sort, unique's values and counts). Sorts that carry
+        // positions (argsort, batches of rows) keep reduce-then-scan: their downsweep holds
+        // ~126 registers a thread, 2 resident threadgroups a multiprocessor, too few to hide
+        // the look-back's round trip (H200, 2^24 float32: argsort 689 -> 719 us one-sweep).
+        let keys_only = indices.is_none() && rows == 1;
+        let scheme = scheme.unwrap_or(if keys_only && rows * len <= RX_VAL {
             RadixScheme::OneSweep
         } else {
             RadixScheme::ReduceThenScan

@@ -254,6 +254,7 @@ fn unique_with(
         Some(&keys),
         perm.as_ref(),
         sf::CANON | sf::KEYS,
+        None,
     )?;
     let flags = if t.is_float() { SEL_FLOAT } else { 0 };
     let sorted = Sorted {
@@ -585,6 +586,7 @@ pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
             Some(&keys.reshape(&[-1])?),
             None,
             sf::CANON | sf::KEYS,
+            None,
         )?;
     }
     let v = x1.contiguous()?.view_as(k)?;

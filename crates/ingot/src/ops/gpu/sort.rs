@@ -8,7 +8,7 @@
 //! whose tiles add up their predecessors' counts by a decoupled look-back), for sorts of values
 //! up to 2^30 elements; or reduce then scan (per-tile digit counts, a scan of each digit's
 //! counts, the downsweep: three kernels a pass, and the keys read twice), for larger sorts and
-//! for those that carry positions (see `sort_keys_with`).
+//! for those that carry positions (see `sort_keys`).
 //!
 //! Bytes moved for n 32-bit keys: the one-sweep sort of values reads 4n for the histogram, then
 //! a pass reads 4n and writes 4n (and 1 KB of tile states a tile of 4096): ~36n bytes, 0.6 GB
@@ -250,7 +250,7 @@ pub fn sort_rows_with(
     if indices.is_some() {
         f |= flags::CANON;
     }
-    sort_keys_with(
+    sort_keys(
         &xk,
         x.dtype(),
         rows,
@@ -275,21 +275,10 @@ pub fn sort_rows_with(
 
 /// Sorts `rows` rows of `len` elements (`xk`: their bits as the key dtype, contiguous) into
 /// `values` (contiguous; the values' bits, or with `f & KEYS` the sort keys themselves) and/or
-/// `indices` (int64, contiguous). `f`: DESC, CANON, KEYS.
-pub(crate) fn sort_keys(
-    xk: &Array,
-    t: DType,
-    rows: usize,
-    len: usize,
-    values: Option<&Array>,
-    indices: Option<&Array>,
-    f: u32,
-) -> Result<()> {
-    sort_keys_with(xk, t, rows, len, values, indices, f, None)
-}
-
+/// `indices` (int64, contiguous). `f`: DESC, CANON, KEYS; `scheme`: the radix sort's (`None`:
+/// the faster one for the sort, see below).
 #[allow(clippy::too_many_arguments)]
-fn sort_keys_with(
+pub(crate) fn sort_keys(
     xk: &Array,
     t: DType,
     rows: usize,
@@ -426,6 +415,39 @@ struct Pass {
     kt: DType,
     /// Whether the pass ranks with LEAD.
     lead: bool,
+}
+
+impl Pass {
+    /// Launches the pass's `radix_downsweep` of `scheme` from `input` (keys, payloads):
+    /// `offsets` is the one-sweep pass's state buffer or radix_scan's output, with the digits'
+    /// totals; `next` the next one-sweep pass's state buffer (unused by reduce then scan).
+    #[allow(clippy::too_many_arguments)]
+    fn downsweep(
+        &self,
+        scheme: RadixScheme,
+        with_pay: bool,
+        input: [&Array; 2],
+        [offsets, totals]: [&Array; 2],
+        geom: Vec<u8>,
+        next: &Array,
+        dispatch: &Dispatch,
+    ) -> Result<()> {
+        let k = self.kt;
+        let device = input[0].device();
+        downsweep_kernel(device, k, with_pay.then_some(self.po), self.lead, scheme)?.launch(
+            &[
+                KernelArg::Array(input[0].clone()),
+                KernelArg::Array(self.kout.clone()),
+                KernelArg::Array(input[1].clone()),
+                KernelArg::Array(self.pout.clone()),
+                KernelArg::Array(offsets.clone()),
+                KernelArg::Array(totals.clone()),
+                KernelArg::Bytes(geom),
+                KernelArg::Array(next.clone()),
+            ],
+            dispatch,
+        )
+    }
 }
 
 /// The stable radix sort of `rows` rows of `len` keys (`xk`: the elements' bits, contiguous)
@@ -574,24 +596,15 @@ fn radix_sort(
                 &groups(hist_groups)?,
             )?;
             for (p, pass) in passes.into_iter().enumerate() {
-                let down = downsweep_kernel(
-                    device,
-                    pass.kt,
-                    with_pay.then_some(pass.po),
-                    pass.lead,
+                let g = rgeom(n, tiles, len, pass.shift, pass.flags);
+                let totals = part(&hist, 256 * p, 256)?;
+                pass.downsweep(
                     scheme,
-                )?;
-                down.launch(
-                    &[
-                        KernelArg::Array(kin.clone()),
-                        KernelArg::Array(pass.kout.clone()),
-                        KernelArg::Array(pin.clone()),
-                        KernelArg::Array(pass.pout.clone()),
-                        KernelArg::Array(state[p % 2].clone()),
-                        KernelArg::Array(part(&hist, 256 * p, 256)?),
-                        KernelArg::Bytes(rgeom(n, tiles, len, pass.shift, pass.flags)),
-                        KernelArg::Array(state[(p + 1) % 2].clone()),
-                    ],
+                    with_pay,
+                    [&kin, &pin],
+                    [&state[p % 2], &totals],
+                    g,
+                    &state[(p + 1) % 2],
                     &d,
                 )?;
                 kin = pass.kout;
@@ -628,24 +641,13 @@ fn radix_sort(
                     ],
                     &per_digit,
                 )?;
-                let down = downsweep_kernel(
-                    device,
-                    pass.kt,
-                    with_pay.then_some(pass.po),
-                    pass.lead,
+                pass.downsweep(
                     scheme,
-                )?;
-                down.launch(
-                    &[
-                        KernelArg::Array(kin.clone()),
-                        KernelArg::Array(pass.kout.clone()),
-                        KernelArg::Array(pin.clone()),
-                        KernelArg::Array(pass.pout.clone()),
-                        KernelArg::Array(scan.clone()),
-                        KernelArg::Array(totals.clone()),
-                        KernelArg::Bytes(g),
-                        KernelArg::Array(unused.clone()),
-                    ],
+                    with_pay,
+                    [&kin, &pin],
+                    [&scan, &totals],
+                    g,
+                    &unused,
                     &d,
                 )?;
                 kin = pass.kout;

@@ -295,6 +295,68 @@ pub fn inv(a: &Array) -> Result<Array> {
 
 // ---- determinants ---------------------------------------------------------------------------
 
+/// A batch of real matrices scaled each by a power of two (exact): `x * 2^k` with `k` chosen
+/// to bring the matrix's largest magnitude near 1.
+struct Scaled {
+    x: Array,
+    /// k per matrix (x's float dtype, shape `[..batch, 1, 1]`).
+    k: Array,
+    /// 2^-k (same shape).
+    unscale: Array,
+}
+
+/// `x` (float32 or float64, `[..batch, n, n]`) scaled per matrix for the device LU; `None` for
+/// other dtypes. Why: cuSOLVER's getrf multiplies by the pivots' reciprocals, so a singular
+/// matrix whose entries are near the underflow threshold leaves subnormal residuals whose
+/// reciprocals overflow (NaN determinants, where NumPy gives 0); the CPU path scales the same
+/// way (`cpu::linalg::scaled_copy`). The powers of two are built from their exponent bits:
+/// `exp2` need not be exact for large arguments.
+fn power_of_two_scaled(x: &Array) -> Result<Option<Scaled>> {
+    let (dt, it, bias, mant) = match x.dtype() {
+        DType::Float64 => (DType::Float64, DType::Int64, 1023i64, 52i64),
+        DType::Float32 => (DType::Float32, DType::Int32, 127, 23),
+        _ => return Ok(None),
+    };
+    let device = x.device();
+    let f = |v: f64| Array::scalar(Scalar::Float(v), dt, device);
+    let i = |v: i64| Array::scalar(Scalar::Int(v), it, device);
+    let amax = reduce(
+        ReduceOp::Max,
+        &unary(UnaryOp::Abs, x)?,
+        Some(&[-2, -1]),
+        true,
+    )?;
+    let k = unary(
+        UnaryOp::Negative,
+        &unary(UnaryOp::Round, &unary(UnaryOp::Log2, &amax)?)?,
+    )?;
+    // Zero, infinite or NaN matrices stay as they are (k = 0); k within the normal exponents so
+    // that both 2^k and 2^-k are normal numbers.
+    let k = where_(&unary(UnaryOp::IsFinite, &k)?, &k, &f(0.0)?)?;
+    let lim = (bias - 1) as f64;
+    let k = binary(
+        BinaryOp::Minimum,
+        &binary(BinaryOp::Maximum, &k, &f(-lim)?)?,
+        &f(lim)?,
+    )?;
+    let ki = k.astype(it)?;
+    let pow2 = |e: &Array| -> Result<Array> {
+        let bits = binary(
+            BinaryOp::BitwiseLeftShift,
+            &binary(BinaryOp::Add, e, &i(bias)?)?,
+            &i(mant)?,
+        )?;
+        bits.contiguous()?.view_as(dt)
+    };
+    let scale = pow2(&ki)?;
+    let unscale = pow2(&unary(UnaryOp::Negative, &ki)?)?;
+    Ok(Some(Scaled {
+        x: binary(BinaryOp::Multiply, x, &scale)?,
+        k,
+        unscale,
+    }))
+}
+
 /// The determinant of each square matrix of `a` (0 for a singular one).
 pub fn det(a: &Array) -> Result<Array> {
     Ok(determinants(a, false)?.remove(0))
@@ -339,7 +401,8 @@ fn determinants(a: &Array, slog: bool) -> Result<Vec<Array>> {
             }
         },
         || {
-            let Some((lu, pivots, _)) = device_lu(&x)? else {
+            let scaled = power_of_two_scaled(&x)?;
+            let Some((lu, pivots, _)) = device_lu(scaled.as_ref().map_or(&x, |s| &s.x))? else {
                 return Ok(None);
             };
             // The permutation's sign from the pivots (1-based): one swap per pivot i != i + 1.
@@ -366,6 +429,14 @@ fn determinants(a: &Array, slog: bool) -> Result<Vec<Array>> {
             )?
             .astype(cd)?;
             let d = diagonal(&lu.logical()?, 0)?;
+            let as_batch = |a: &Array, tail: &[usize]| {
+                a.reshape(
+                    &with(&batch, tail)
+                        .iter()
+                        .map(|&d| d as isize)
+                        .collect::<Vec<_>>(),
+                )
+            };
             if slog {
                 let signs = reduce(
                     ReduceOp::Prod,
@@ -374,14 +445,30 @@ fn determinants(a: &Array, slog: bool) -> Result<Vec<Array>> {
                     false,
                 )?;
                 let sign = binary(BinaryOp::Multiply, &signs, &perm_sign)?;
-                let logabs = reduce(
+                let mut logabs = reduce(
                     ReduceOp::Sum,
                     &unary(UnaryOp::Log, &unary(UnaryOp::Abs, &d)?)?,
                     Some(&[-1]),
                     false,
                 )?;
+                if let Some(sc) = &scaled {
+                    // log|det x| = log|det(x 2^k)| - n k ln 2.
+                    let nln2 = Array::scalar(
+                        Scalar::Float(n as f64 * std::f64::consts::LN_2),
+                        cd,
+                        device,
+                    )?;
+                    let shift = binary(BinaryOp::Multiply, &as_batch(&sc.k, &[])?, &nln2)?;
+                    logabs = binary(BinaryOp::Subtract, &logabs, &shift)?;
+                }
                 Ok(Some(vec![sign, logabs]))
             } else {
+                // det x = prod(diag(LU of x 2^k) 2^-k): each pivot scaled back on its own, so
+                // the product under- or overflows only where the unscaled one would.
+                let d = match &scaled {
+                    Some(sc) => binary(BinaryOp::Multiply, &d, &as_batch(&sc.unscale, &[1])?)?,
+                    None => d,
+                };
                 let prod = reduce(ReduceOp::Prod, &d, Some(&[-1]), false)?;
                 Ok(Some(vec![binary(BinaryOp::Multiply, &prod, &perm_sign)?]))
             }
@@ -713,5 +800,53 @@ fn device_svd(x: &Array, full: Option<bool>, driver: SvdDriver) -> Result<Option
         Ok(Some(vec![vt.arr, s, u.arr]))
     } else {
         Ok(Some(vec![u.logical()?, s, vt.logical()?]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each matrix times 2^k exactly, its largest magnitude brought to [2^-0.5, 2^0.5) where k
+    /// stays within the normal exponents, k = 0 for zero and non-finite matrices, and 2^-k the
+    /// exact inverse.
+    #[test]
+    fn power_of_two_scaling_of_extreme_matrices() {
+        let cases: [(f64, f64); 7] = [
+            (3.0, -2.0),
+            (1e-300, 997.0),
+            (9.49643867e-296, 980.0),
+            (5e-324, 1022.0),
+            (1e300, -997.0),
+            (0.0, 0.0),
+            (f64::INFINITY, 0.0),
+        ];
+        let mut vals = Vec::new();
+        for (v, _) in cases {
+            // A 2 x 2 matrix whose largest magnitude is v.
+            vals.extend([v, -v / 2.0, v / 4.0, 0.0]);
+        }
+        let x = Array::from_vec(vals.clone(), &[cases.len(), 2, 2], Device::Cpu).unwrap();
+        let s = power_of_two_scaled(&x).unwrap().unwrap();
+        let k = s.k.to_vec::<f64>().unwrap();
+        let un = s.unscale.to_vec::<f64>().unwrap();
+        let xs = s.x.to_vec::<f64>().unwrap();
+        for (m, (_, want)) in cases.iter().enumerate() {
+            assert_eq!(k[m], *want, "matrix {m}");
+            assert_eq!(un[m], (-want).exp2(), "matrix {m}");
+            for j in 0..4 {
+                let v = vals[4 * m + j];
+                let exact = v * want.exp2();
+                assert!(xs[4 * m + j] == exact || (v.is_nan() && xs[4 * m + j].is_nan()));
+            }
+        }
+        let f32x = x.astype(DType::Float32).unwrap();
+        let s = power_of_two_scaled(&f32x).unwrap().unwrap();
+        let k = s.k.to_vec::<f32>().unwrap();
+        assert_eq!(k[0], -2.0);
+        assert_eq!(k[1], 0.0, "1e-300 is 0 in float32");
+        assert!(power_of_two_scaled(&x.astype(DType::Int64).unwrap())
+            .unwrap()
+            .is_none());
     }
 }

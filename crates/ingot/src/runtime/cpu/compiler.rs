@@ -167,7 +167,8 @@ pub fn flags(math: MathMode) -> Vec<String> {
 }
 
 impl Compiler {
-    /// Compiles `cpp` (a file) into the shared object `out`. On failure the compiler's message,
+    /// Compiles `cpp` (a file) into the shared object `out`, with the precompiled prelude `pch`
+    /// (a header given with `-include`) when there is one. On failure the compiler's message,
     /// cleaned by [`clean_message`], is an [`Error::Compile`].
     #[allow(clippy::too_many_arguments)]
     pub fn compile(
@@ -177,11 +178,15 @@ impl Compiler {
         math: MathMode,
         include_dirs: &[PathBuf],
         prelude_dir: &Path,
+        pch: Option<&Path>,
         user_file: &str,
     ) -> Result<()> {
         let mut cmd = Command::new(&self.path);
         cmd.args(&self.prefix_args).args(flags(math));
         cmd.arg("-I").arg(prelude_dir);
+        if let Some(h) = pch {
+            cmd.arg("-include").arg(h);
+        }
         for d in include_dirs {
             cmd.arg("-I").arg(d);
         }

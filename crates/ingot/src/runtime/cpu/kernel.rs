@@ -331,14 +331,27 @@ fn build(
         options.file(),
         compiler.path.display()
     ));
-    let r = compiler.compile(
-        &tmp_cpp,
-        &tmp_so,
-        options.math_mode,
-        &options.include_dirs,
-        prelude,
-        options.file(),
-    );
+    let pch = super::pch::preamble(text)
+        .and_then(|p| super::pch::header(dir, prelude, compiler, options.math_mode, &p));
+    let compile = |pch: Option<&Path>| {
+        compiler.compile(
+            &tmp_cpp,
+            &tmp_so,
+            options.math_mode,
+            &options.include_dirs,
+            prelude,
+            pch,
+            options.file(),
+        )
+    };
+    let mut r = compile(pch.as_deref());
+    // A precompiled header the compiler refuses (it says so, naming the file) is never the
+    // kernel's fault: compile once more without it.
+    if let (Err(Error::Compile(msg)), Some(_)) = (&r, &pch) {
+        if msg.contains(".gch") || msg.contains("precompiled") {
+            r = compile(None);
+        }
+    }
     drop(progress);
     let _ = std::fs::remove_file(&tmp_cpp);
     if let Err(e) = r {

@@ -4,6 +4,7 @@ pub(crate) mod compiler;
 pub mod guard;
 pub mod kernel;
 mod memory;
+mod pch;
 
 pub use memory::{pool_stats, release_cached, CpuMemory};
 

@@ -163,7 +163,8 @@ def run_check(path: str, include_dirs: Sequence[str] = (), defines: Optional[Dic
                       "parameters": [{"name", "index", "role", "dtype", "access", "type", "position"}],
                       "threadgroup_memory": {"dynamic": [{"name", "index"}], "static_declarations": int},
                       "function_constants": [{"name", "type", "index", "line", "value"}],
-                      "max_total_threads_per_threadgroup": {"declared": int | None, "<device>": int}}],
+                      "max_total_threads_per_threadgroup": {"declared": int | None, "<device>": int},
+                      "cpu_engine": "loop ..." | "work-item loops" | "fibers (why)" | None}],
          "function_constants": [...same as above...],
          "diagnostics": [{"file", "line", "column", "severity", "message", "source_line",
                           "targets": [str], "notes"?: [...], "detail"?: [str]}]}
@@ -182,12 +183,15 @@ def run_check(path: str, include_dirs: Sequence[str] = (), defines: Optional[Dic
     report: Dict[str, Any] = {"file": path, "ok": True, "targets": [], "kernels": [],
                               "function_constants": [], "diagnostics": []}
     reflection = None
+    cpu_modes: Dict[str, Any] = {}
     for target in TARGETS:
         label = f"{target} translation"
         t0 = time.perf_counter()
         try:
             tr = ingot.translate(source, target, **options)
             ok = True
+            if target == "cpu":
+                cpu_modes = {e["name"]: e.get("cpu_mode") for e in tr.entries}
             if reflection is None:
                 reflection = tr
         except (ingot.CompileError, ingot.KernelArgumentError) as e:
@@ -236,6 +240,7 @@ def run_check(path: str, include_dirs: Sequence[str] = (), defines: Optional[Dic
                 "function_constants": constants_table,
                 "max_total_threads_per_threadgroup": {"declared": e["max_total_threads_per_threadgroup"],
                                                       **max_threads.get(e["name"], {})},
+                "cpu_engine": cpu_modes.get(e["name"]),
             })
     report["function_constants"] = constants_table
     report["ok"] = all(t["ok"] for t in report["targets"]) and not any(
@@ -289,6 +294,8 @@ def format_report(r: Dict[str, Any]) -> str:
         tg = k["threadgroup_memory"]
         dyn = ", ".join(f"{d['name']} [[threadgroup({d['index']})]]" for d in tg["dynamic"]) or "none"
         out.append(f"  threadgroup memory: dynamic: {dyn}; static declarations: {tg['static_declarations']}")
+        if k.get("cpu_engine"):
+            out.append(f"  cpu engine: {k['cpu_engine']}")
         fcs = k["function_constants"]
         if fcs:
             items = ", ".join(

@@ -49,6 +49,7 @@ pub mod target;
 mod ternary;
 pub mod types;
 mod unit;
+mod wiloops;
 mod wrapper_common;
 mod wrapper_cpu;
 mod wrapper_cuda;
@@ -59,6 +60,6 @@ pub use reflect::{
     reflect, reflect_named, AddressSpace, BuiltinRole, EntryPoint, Features, FunctionConstant,
     Module, Param, ParamKind,
 };
-pub use rewrite::{reflect_with, translate, Options, Translation};
+pub use rewrite::{reflect_with, translate, CpuMode, Options, Translation};
 pub use target::Target;
 pub use types::{ScalarKind, TypeInfo};

@@ -191,6 +191,20 @@ pub enum BuiltinRole {
 }
 
 impl BuiltinRole {
+    /// True for the roles whose value differs between the threads of one threadgroup.
+    pub fn is_per_thread(self) -> bool {
+        matches!(
+            self,
+            BuiltinRole::ThreadPositionInGrid
+                | BuiltinRole::ThreadPositionInThreadgroup
+                | BuiltinRole::ThreadIndexInThreadgroup
+                | BuiltinRole::ThreadIndexInSimdgroup
+                | BuiltinRole::SimdgroupIndexInThreadgroup
+                | BuiltinRole::QuadgroupIndexInThreadgroup
+                | BuiltinRole::ThreadIndexInQuadgroup
+        )
+    }
+
     /// All roles.
     pub const ALL: [BuiltinRole; 15] = [
         BuiltinRole::ThreadPositionInGrid,
@@ -1126,6 +1140,45 @@ pub(crate) fn is_threadgroup_var_decl(src: &str, toks: &[Token], ctx: &[Ctx], i:
         }
     }
     false
+}
+
+/// Names of the file's functions, classes and macros (kernels aside) that reach a barrier, a
+/// SIMD-group or quad-group function or `simdgroup_matrix`: the CPU's work-item loop former
+/// does not look into helpers.
+pub(crate) fn collective_helpers(src: &str, toks: &[Token], syn: &Syntax) -> HashSet<String> {
+    let graph = CallGraph::new(src, toks, syn);
+    let mut out = HashSet::new();
+    let kernels: HashSet<&str> = syn
+        .functions
+        .iter()
+        .filter(|f| f.kernel_tok.is_some())
+        .map(|f| f.name.as_str())
+        .collect();
+    for name in graph.nodes.keys() {
+        if kernels.contains(name.as_str()) {
+            continue;
+        }
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut stack = vec![name.as_str()];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            if let Some(node) = graph.nodes.get(n) {
+                let f = &node.feats;
+                if f.barriers || f.simdgroup || f.quad || f.simdgroup_matrix {
+                    out.insert(name.clone());
+                    break;
+                }
+                for r in &node.refs {
+                    if graph.nodes.contains_key(r.as_str()) {
+                        stack.push(r.as_str());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The per-name features and references of the file's functions, classes and macros.

@@ -45,6 +45,9 @@ pub struct Options {
     /// Macros defined before the file, like a compiler's `-D NAME=VALUE` (an empty value
     /// defines `1`): seen by the preprocessor and by the target compiler.
     pub defines: BTreeMap<String, String>,
+    /// CPU target: run kernels with barriers and SIMD-group functions as work-item loops where
+    /// the translator can form them (`true`, the default), or always with fibers.
+    pub work_items: bool,
 }
 
 impl Options {
@@ -59,6 +62,7 @@ impl Options {
             entries: None,
             checked: false,
             defines: BTreeMap::new(),
+            work_items: true,
         }
     }
 }
@@ -72,6 +76,8 @@ pub struct Translation {
     pub module: Module,
     /// Host name -> symbol to look up (CUDA: the host name; CPU: `ingot_cpu_<host name>`).
     pub entries: BTreeMap<String, String>,
+    /// CPU target: host name -> how the CPU engine runs the entry point, and why.
+    pub cpu_modes: BTreeMap<String, CpuMode>,
 }
 
 /// Names the targets define at global scope (C math and CUDA's device math): a user function
@@ -336,6 +342,7 @@ fn translate_expanded(
             text: String::new(),
             module,
             entries: BTreeMap::new(),
+            cpu_modes: BTreeMap::new(),
         });
     }
     let selected = match &opts.entries {
@@ -414,6 +421,13 @@ fn translate_expanded(
         text.push('\n');
     }
     let mut entries = BTreeMap::new();
+    let mut cpu_modes = BTreeMap::new();
+    let mut groups_emitted: HashSet<usize> = HashSet::new();
+    let helpers = if opts.target == Target::Cpu {
+        crate::reflect::collective_helpers(source, &toks, &syn)
+    } else {
+        HashSet::new()
+    };
     let emitted = selected
         .as_ref()
         .map_or(!module.entry_points.is_empty(), |s| !s.is_empty());
@@ -434,7 +448,24 @@ fn translate_expanded(
         let args: Vec<WrapperArg> = rw.wrapper_args(e);
         let (symbol, code) = match opts.target {
             Target::Cuda => wrapper_cuda::emit(e, &call, &args, opts.checked),
-            Target::Cpu => wrapper_cpu::emit(e, &call, &args, opts.checked),
+            Target::Cpu => {
+                let mode = cpu_mode(&rw, e, &args, opts, &helpers);
+                let group = match &mode {
+                    CpuChoice::WorkItems { code, callee } => {
+                        // One group function per definition (a template serves many entries).
+                        if groups_emitted.insert(e.def) {
+                            text.push_str(code);
+                            text.push_str(&format!("#line {eline} \"{}\"\n", escape(efile)));
+                        }
+                        Some(callee.clone())
+                    }
+                    _ => None,
+                };
+                let public = mode.public();
+                text.push_str(&format!("// ingot cpu engine: {}: {}\n", e.name, public));
+                cpu_modes.insert(e.name.clone(), public);
+                wrapper_cpu::emit(e, &call, group.as_deref(), &args, opts.checked)
+            }
         };
         text.push_str(&code);
         entries.insert(e.name.clone(), symbol);
@@ -443,7 +474,70 @@ fn translate_expanded(
         text,
         module,
         entries,
+        cpu_modes,
     })
+}
+
+/// How the CPU runs an entry point ([`Translation::cpu_modes`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum CpuMode {
+    /// No barrier, SIMD-group function or threadgroup memory: a plain loop over the threads.
+    Loop,
+    /// Work-item loops between barriers and SIMD-group functions (`wiloops`).
+    WorkItems,
+    /// One fiber per thread, for the reason given.
+    Fibers(String),
+}
+
+impl std::fmt::Display for CpuMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CpuMode::Loop => write!(f, "loop (no barrier or SIMD-group function)"),
+            CpuMode::WorkItems => write!(f, "work-item loops"),
+            CpuMode::Fibers(why) => write!(f, "fibers ({})", why.replace('\n', " ")),
+        }
+    }
+}
+
+/// The mode chosen while translating, with the group function when there is one.
+enum CpuChoice {
+    Public(CpuMode),
+    WorkItems { code: String, callee: String },
+}
+
+impl CpuChoice {
+    fn public(&self) -> CpuMode {
+        match self {
+            CpuChoice::Public(m) => m.clone(),
+            CpuChoice::WorkItems { .. } => CpuMode::WorkItems,
+        }
+    }
+}
+
+fn cpu_mode(
+    rw: &Rewriter,
+    e: &EntryPoint,
+    args: &[WrapperArg],
+    opts: &Options,
+    helpers: &HashSet<String>,
+) -> CpuChoice {
+    if !e.features.needs_fibers() {
+        return CpuChoice::Public(CpuMode::Loop);
+    }
+    if !opts.work_items {
+        return CpuChoice::Public(CpuMode::Fibers(
+            "work-item loops are turned off (INGOT_CPU_ENGINE=fibers)".into(),
+        ));
+    }
+    if opts.checked {
+        return CpuChoice::Public(CpuMode::Fibers(
+            "checked mode runs barrier kernels with fibers".into(),
+        ));
+    }
+    match rw.group_function(e, args, helpers) {
+        Ok((code, callee)) => CpuChoice::WorkItems { code, callee },
+        Err(why) => CpuChoice::Public(CpuMode::Fibers(why)),
+    }
 }
 
 fn header(opts: &Options) -> String {
@@ -1833,6 +1927,114 @@ impl<'a> Rewriter<'a> {
     }
 
     /// The rewritten user code: gaps copied, tokens replaced; line count preserved.
+    /// The output text of tokens `a..=b` (the gaps between them included, not the one before).
+    fn output_range(&self, a: usize, b: usize) -> String {
+        let mut out = String::new();
+        let mut pos = self.toks.get(a).map_or(0, |t| t.start);
+        for i in a..=b.min(self.toks.len().saturating_sub(1)) {
+            let t = &self.toks[i];
+            let gap = self.src.get(pos..t.start).unwrap_or("");
+            if self.joined[i] {
+                out.extend(gap.chars().filter(|&c| c == '\n'));
+            } else {
+                out.push_str(gap);
+            }
+            if let Some(p) = self.prefix.get(&i) {
+                if !self.removed.iter().any(|&(x, y)| (x..=y).contains(&i)) {
+                    out.push_str(p);
+                }
+            }
+            match &self.repl[i] {
+                None => out.push_str(t.text(self.src)),
+                Some(r) => out.push_str(r),
+            }
+            pos = t.end;
+        }
+        out
+    }
+
+    /// The group function of entry `e` for the CPU's work-item loop engine (see `wiloops`):
+    /// its code and the callee, or why the entry keeps fibers.
+    fn group_function(
+        &self,
+        e: &EntryPoint,
+        args: &[WrapperArg],
+        helpers: &HashSet<String>,
+    ) -> std::result::Result<(String, String), String> {
+        let f = self
+            .syn
+            .functions
+            .get(e.def)
+            .ok_or("the kernel's definition was not found")?;
+        if f.owner.is_some() {
+            return Err("the kernel is a class member".into());
+        }
+        let mut depth = 0;
+        let mut params_close = None;
+        for k in f.params_open..f.body_open {
+            match self.toks[k].text(self.src) {
+                "(" => depth += 1,
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        params_close = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let params_close = params_close.ok_or("the parameter list could not be read")?;
+        if f.name_tok <= f.decl_start {
+            return Err("the declaration could not be read".into());
+        }
+        let head = self.output_range(f.decl_start, f.name_tok - 1);
+        let plist = self.output_range(f.params_open, params_close);
+        let plist = plist
+            .strip_suffix(')')
+            .ok_or("the parameter list could not be read")?;
+        let sep = if e.params.is_empty() { "" } else { "," };
+        let body = self.output_range(f.body_open, f.body_close);
+        let mut per_thread = Vec::new();
+        let mut all = Vec::new();
+        for (i, p) in e.params.iter().enumerate() {
+            all.push((p.name.clone(), p.is_pointer));
+            let (Some(role), Some(a)) = (p.role, args.get(i)) else {
+                continue;
+            };
+            if p.kind == crate::reflect::ParamKind::Builtin && role.is_per_thread() {
+                let v = crate::wrapper_common::builtin_value(p, a, role, "ingot_t");
+                per_thread.push((p.name.clone(), a.value_ty.clone(), v));
+            }
+        }
+        let params = crate::wiloops::Params { per_thread, all };
+        let code = crate::wiloops::form(&body, &params, helpers)?;
+        let name = format!("ingot_group_{}", e.function);
+        let mut open = String::new();
+        let mut close = String::new();
+        let mut callee = String::new();
+        for n in &f.namespaces {
+            open.push_str(&format!("namespace {n} {{ "));
+            close.push_str("} ");
+            callee.push_str("::");
+            callee.push_str(n);
+        }
+        callee.push_str("::");
+        callee.push_str(&name);
+        if !e.template_args.is_empty() {
+            let targs: Vec<String> = e
+                .template_args
+                .iter()
+                .map(|a| self.rewrite_text(a))
+                .collect();
+            callee.push_str(&format!("<{}>", targs.join(", ")));
+        }
+        let text = format!(
+            "{open}{head} {name}{plist}{sep} const ::ingot::cpu::wi_group& ingot_g) {{\n  const uint32_t ingot_n = ingot_g.n;\n  (void)ingot_n;\n{code}}}\n{close}\n"
+        );
+        Ok((text, callee))
+    }
+
     fn output(&self) -> String {
         let mut out = String::with_capacity(self.src.len() + self.src.len() / 8);
         let mut pos = 0;

@@ -7,16 +7,20 @@
 use crate::reflect::{EntryPoint, ParamKind};
 use crate::wrapper_common::{builtin_value, gated_off_value, size_of, WrapperArg};
 
-/// Emits the wrapper of `e`, which calls `callee`; returns (symbol, code).
+/// Emits the wrapper of `e`, which calls `callee` for every thread, or `group` (the work-item
+/// loop form, `wiloops`) once per threadgroup; returns (symbol, code).
 /// `checked`: buffer and threadgroup parameters become `ingot::chk` (see `checked.rs`).
 pub(crate) fn emit(
     e: &EntryPoint,
     callee: &str,
+    group: Option<&str>,
     args: &[WrapperArg],
     checked: bool,
 ) -> (String, String) {
     let symbol = format!("ingot_cpu_{}", e.name);
-    let mode = if e.features.needs_fibers() {
+    let mode = if group.is_some() {
+        "WorkItems"
+    } else if e.features.needs_fibers() {
         "Fibers"
     } else {
         "Loop"
@@ -81,8 +85,18 @@ pub(crate) fn emit(
     } else {
         ""
     };
+    let (lambda, target) = match group {
+        Some(g) => {
+            call.push("ingot_g".to_string());
+            (
+                "const ingot::cpu::thread_ids& t, const ingot::cpu::wi_group& ingot_g",
+                g,
+            )
+        }
+        None => ("const ingot::cpu::thread_ids& t", callee),
+    };
     let code = format!(
-        "extern \"C\" INGOT_EXPORT const uint32_t {symbol}_sizes[] = {{{sizes}}};\nextern \"C\" INGOT_EXPORT int {symbol}(const ingot::launch* L, void* const* args, uint32_t group_begin, uint32_t group_end) {{\n  (void)args;\n  return ingot::cpu::run_groups<ingot::cpu::Mode::{mode}>(L, group_begin, group_end, [&](const ingot::cpu::thread_ids& t) {{\n    (void)t;{per_thread}\n    {callee}({call});\n  }});\n}}\n",
+        "extern \"C\" INGOT_EXPORT const uint32_t {symbol}_sizes[] = {{{sizes}}};\nextern \"C\" INGOT_EXPORT int {symbol}(const ingot::launch* L, void* const* args, uint32_t group_begin, uint32_t group_end) {{\n  (void)args;\n  return ingot::cpu::run_groups<ingot::cpu::Mode::{mode}>(L, group_begin, group_end, [&]({lambda}) {{\n    (void)t;{per_thread}\n    {target}({call});\n  }});\n}}\n",
         sizes = sizes.join(", "),
         call = call.join(", "),
     );

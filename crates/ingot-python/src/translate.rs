@@ -23,6 +23,7 @@ fn entry_dict<'py>(py: Python<'py>, e: &EntryInfo) -> PyResult<Bound<'py, PyDict
     let d = PyDict::new(py);
     d.set_item("name", &e.name)?;
     d.set_item("symbol", &e.symbol)?;
+    d.set_item("cpu_mode", &e.cpu_mode)?;
     d.set_item("file", &e.file)?;
     d.set_item("line", e.line)?;
     let params = PyList::empty(py);

@@ -41,6 +41,8 @@ pub struct EntryInfo {
     pub max_total_threads_per_threadgroup: Option<u32>,
     /// Static `threadgroup` variable declarations reachable from the kernel.
     pub static_threadgroup_decls: u32,
+    /// CPU target: how the CPU engine runs it (`loop ...`, `work-item loops`, `fibers (why)`).
+    pub cpu_mode: Option<String>,
 }
 
 /// The translation of a source for one target.
@@ -67,6 +69,7 @@ pub fn translate(source: &str, target: Target, options: &CompileOptions) -> Resu
     o.fast_math = options.math_mode == MathMode::Fast;
     o.include_dirs = options.include_dirs.clone();
     o.defines = options.defines.clone();
+    o.work_items = crate::runtime::kernel::cpu_work_items();
     for (k, v) in &options.constants {
         o.constants.insert(k.clone(), literal(*v));
     }
@@ -83,6 +86,7 @@ pub fn translate(source: &str, target: Target, options: &CompileOptions) -> Resu
             params: e.params.iter().map(ParamInfo::from_msl).collect(),
             max_total_threads_per_threadgroup: e.max_total_threads_per_threadgroup,
             static_threadgroup_decls: e.features.static_threadgroup_decls,
+            cpu_mode: t.cpu_modes.get(&e.name).map(|m| m.to_string()),
         })
         .collect();
     Ok(Translation {

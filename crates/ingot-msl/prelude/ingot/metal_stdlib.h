@@ -34,6 +34,19 @@
 #define INGOT_EXPORT __attribute__((visibility("default")))
 #define INGOT_RESTRICT __restrict__
 #endif
+// CPU: SIMD-group functions and barriers take the source line of their call (a defaulted
+// parameter, filled in where the user calls them). The fiber engine orders pending exchanges
+// by it (earlier lines first: lanes reconverge) and checked mode names barriers by it (the
+// optimiser may duplicate one call into several machine addresses).
+#if defined(INGOT_TARGET_CUDA)
+#define INGOT_LINE_PARAM
+#define INGOT_LINE_PARAM0
+#define INGOT_LINE_ARG
+#else
+#define INGOT_LINE_PARAM , unsigned ingot_line = __builtin_LINE()
+#define INGOT_LINE_PARAM0 unsigned ingot_line = __builtin_LINE()
+#define INGOT_LINE_ARG , ingot_line
+#endif
 #define METAL_FUNC INGOT_FN
 #define METAL_INTERNAL
 

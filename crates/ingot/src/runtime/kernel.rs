@@ -105,6 +105,12 @@ pub fn sandbox(source: &str, options: &CompileOptions, target: ingot_msl::Target
     .map_err(translation_error)
 }
 
+/// Whether the CPU engine forms work-item loops for kernels with barriers and SIMD-group
+/// functions (the default) or runs them with fibers (`INGOT_CPU_ENGINE=fibers`).
+pub fn cpu_work_items() -> bool {
+    std::env::var("INGOT_CPU_ENGINE").map_or(true, |v| v.trim() != "fibers")
+}
+
 /// Everything a backend needs to compile a library.
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {

@@ -109,6 +109,7 @@ fn msl_options(target: ingot_msl::Target, options: &CompileOptions) -> ingot_msl
     o.fast_math = options.math_mode == MathMode::Fast;
     o.include_dirs = options.include_dirs.clone();
     o.checked = options.checked;
+    o.work_items = crate::runtime::kernel::cpu_work_items();
     o.defines = options.defines.clone();
     o
 }

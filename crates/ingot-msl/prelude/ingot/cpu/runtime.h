@@ -1,6 +1,10 @@
 // ingot CPU runtime: runs the threadgroups of a translated MSL kernel on the calling OS thread.
 //
 // Mode::Loop   - every thread of a group in a plain nested loop (no barrier / SIMD / tg memory).
+// Mode::WorkItems - the translator's group function runs once per group: its threads as loops
+//                between barriers and SIMD-group functions, under active masks (ingot-msl
+//                src/wiloops); SIMD-group functions deposit every active lane's operand in one
+//                pass and read them in the next (wi_group).
 // Mode::Fibers - every thread of a group is a fiber with its own stack; barriers and SIMD-group
 //                collectives switch between fibers in user space (hand-written context switch,
 //                no system call). One OS thread runs all fibers of a group.
@@ -111,7 +115,7 @@ __asm__(INGOT_ASM_BEGIN
 namespace ingot {
 namespace cpu {
 
-enum class Mode { Loop, Fibers };
+enum class Mode { Loop, Fibers, WorkItems };
 
 // Field names are the builtin role names (ABI.md).
 struct thread_ids {
@@ -145,11 +149,12 @@ namespace detail {
 
 enum : uint8_t { F_READY = 0, F_BARRIER = 1, F_EXCHANGE = 2, F_DONE = 3 };
 // cur: i + 1 while fiber i runs; 0 outside run_groups
-enum : int { CUR_IDLE = 0, CUR_SCHED = -1, CUR_SOLO = -2, CUR_LOOP = -3 };
+enum : int { CUR_IDLE = 0, CUR_SCHED = -1, CUR_SOLO = -2, CUR_LOOP = -3, CUR_WI = -4 };
 
 struct fiber {
   void* sp;
   const void* site;     // exchange call site
+  uint32_t line;        // the call's source line (0: unknown); earlier lines resolve first
   const void* deposit;  // the value this lane contributes
   void* result;         // lanes<T>* to fill
   uint32_t tsize, voff;
@@ -177,6 +182,17 @@ struct sched_state {
   int err;
   char msg[512];
   unsigned long long stop0;  // *stop_epoch when the running launch began
+  // Mode::WorkItems: the thread running a deposit (1) or consume (2) pass, the group's size,
+  // the deposits (wi_n lanes of wi_tsize bytes), the lanes that deposited, by SIMD-group, and
+  // which SIMD-groups' inactive slots were zeroed already in this consume pass.
+  uint32_t wi_lane, wi_phase, wi_n, wi_tsize;
+  char* wi_dep;
+  size_t wi_dep_cap;
+  uint32_t wi_active[32];
+  uint32_t wi_passive[32];  // lanes outside the branch that deposited a shuffle operand
+  uint32_t wi_ready;
+  char* arena;  // per-group scratch: masks and per-thread arrays
+  size_t arena_cap, arena_used;
 };
 
 inline thread_local sched_state g_sched;
@@ -302,6 +318,17 @@ inline bool resolve_exchanges(sched_state& s, uint32_t n) {
     uint32_t pending = 0;
     for (uint32_t i = base; i < end; ++i)
       if (s.fibers[i].state == F_EXCHANGE) pending |= 1u << (i - base);
+    // Only the exchanges at the earliest source line complete this round: lanes that are at a
+    // later call wait for the others to get there (they reconverge, as on Apple's GPUs).
+    uint32_t low = 0xffffffffu;
+    for (uint32_t m = pending; m; m &= m - 1) {
+      uint32_t l = s.fibers[base + (uint32_t)__builtin_ctz(m)].line;
+      if (l < low) low = l;
+    }
+    for (uint32_t m = pending; m; m &= m - 1) {
+      uint32_t i = base + (uint32_t)__builtin_ctz(m);
+      if (s.fibers[i].line != low) pending &= ~(1u << (i - base));
+    }
     while (pending) {
       uint32_t first = base + (uint32_t)__builtin_ctz(pending);
       const void* site = s.fibers[first].site;
@@ -343,7 +370,7 @@ inline bool barrier_sites_agree(sched_state& s, uint32_t n) {
     if (f.state != F_BARRIER) continue;
     if (first < 0) {
       first = (int)i;
-    } else if (f.site != s.fibers[first].site) {
+    } else if (f.line != s.fibers[first].line) {
       const uint32_t* g = f.ids.threadgroup_position_in_grid;
       set_error(
           "checked mode: threads %u and %u of threadgroup (%u, %u, %u) reached different "
@@ -355,12 +382,11 @@ inline bool barrier_sites_agree(sched_state& s, uint32_t n) {
   return true;
 }
 
-// The call site of a barrier (noinline: its return address is inside the caller's inlined
-// threadgroup_barrier, one per source location).
-__attribute__((noinline)) inline void barrier_at_site() {
+// A barrier is named by its source line (the optimiser may copy one call into several paths).
+inline void barrier_at_site(uint32_t line) {
   sched_state& s = g_sched;
   fiber& f = s.fibers[s.cur - 1];
-  f.site = __builtin_return_address(0);
+  f.line = line;
   f.state = F_BARRIER;
   yield_to_sched(s);
 }
@@ -408,19 +434,79 @@ inline void run_fiber_group(sched_state& s, uint32_t n) {
   }
 }
 
+inline void wi_deposit(sched_state& s, const void* v, uint32_t tsize) {
+  if (s.wi_tsize == 0) {
+    size_t need = (size_t)((s.wi_n + 31) & ~31u) * tsize;
+    if (need > s.wi_dep_cap) {
+      free(s.wi_dep);
+      s.wi_dep = (char*)aligned_alloc(64, (need + 63) & ~(size_t)63);
+      s.wi_dep_cap = s.wi_dep ? need : 0;
+      if (!s.wi_dep) {
+        set_error("ingot cpu: cannot allocate %zu bytes for a SIMD-group exchange", need);
+        return;
+      }
+    }
+    s.wi_tsize = tsize;
+  }
+  if (tsize != s.wi_tsize || s.wi_lane >= s.wi_n) {
+    set_error("ingot cpu: inconsistent SIMD-group exchange (internal error)");
+    return;
+  }
+  memcpy(s.wi_dep + (size_t)s.wi_lane * tsize, v, tsize);
+  if (s.wi_phase == 1)
+    s.wi_active[s.wi_lane >> 5] |= 1u << (s.wi_lane & 31);
+  else
+    s.wi_passive[s.wi_lane >> 5] |= 1u << (s.wi_lane & 31);
+}
+
+inline void wi_consume(sched_state& s, void* out, uint32_t tsize, uint32_t voff) {
+  uint32_t lane = s.wi_lane, sg = lane >> 5, me = lane & 31;
+  if (tsize != s.wi_tsize || !s.wi_dep) {
+    set_error("ingot cpu: a SIMD-group function read lanes that did not take part (internal error)");
+    memset(out, 0, voff + (size_t)tsize * 32);
+    return;
+  }
+  char* base = s.wi_dep + (size_t)sg * 32 * tsize;
+  uint32_t act = s.wi_active[sg], seen = act | s.wi_passive[sg];
+  if (!(s.wi_ready & (1u << sg))) {
+    // Lanes that did not deposit read as zero (as in the fiber engine).
+    for (uint32_t k = 0; k < 32; ++k)
+      if (!((seen >> k) & 1u)) memset(base + (size_t)k * tsize, 0, tsize);
+    s.wi_ready |= 1u << sg;
+  }
+  memcpy(out, &act, 4);
+  memcpy((char*)out + 4, &me, 4);
+  memcpy((char*)out + voff, base, (size_t)tsize * 32);
+}
+
 __attribute__((noinline)) inline void exchange_core(const void* v, void* out, uint32_t tsize,
-                                                    uint32_t voff) {
+                                                    uint32_t voff, uint32_t line) {
   const void* site = __builtin_return_address(0);
   sched_state& s = g_sched;
   if (s.cur > 0) {
     fiber& f = s.fibers[s.cur - 1];
     f.site = site;
+    f.line = line;
     f.deposit = v;
     f.result = out;
     f.tsize = tsize;
     f.voff = voff;
     f.state = F_EXCHANGE;
     yield_to_sched(s);
+    return;
+  }
+  if (s.cur == CUR_WI && (s.wi_phase == 1 || s.wi_phase == 3)) {
+    wi_deposit(s, v, tsize);
+    // The deposit pass's result is discarded: the lane alone.
+    memset((char*)out + voff, 0, (size_t)tsize * 32);
+    memcpy((char*)out + voff + (size_t)(s.wi_lane & 31) * tsize, v, tsize);
+    uint32_t me = s.wi_lane & 31, bit = 1u << me;
+    memcpy(out, &bit, 4);
+    memcpy((char*)out + 4, &me, 4);
+    return;
+  }
+  if (s.cur == CUR_WI && s.wi_phase == 2) {
+    wi_consume(s, out, tsize, voff);
     return;
   }
   if (s.cur != CUR_SOLO)
@@ -436,18 +522,19 @@ __attribute__((noinline)) inline void exchange_core(const void* v, void* out, ui
 }  // namespace detail
 
 // threadgroup_barrier / simdgroup_barrier
-__attribute__((always_inline)) inline void barrier() {
+__attribute__((always_inline)) inline void barrier(uint32_t line = 0) {
   detail::sched_state& s = detail::g_sched;
   if (s.cur > 0) {
 #if defined(INGOT_CHECKED)
-    detail::barrier_at_site();
+    detail::barrier_at_site(line);
     return;
 #endif
+    (void)line;
     s.fibers[s.cur - 1].state = detail::F_BARRIER;
     detail::yield_to_sched(s);
     return;
   }
-  if (s.cur != detail::CUR_SOLO)
+  if (s.cur != detail::CUR_SOLO && s.cur != detail::CUR_WI)
     detail::set_error("ingot cpu: threadgroup_barrier in a kernel scheduled without fibers");
 }
 
@@ -455,16 +542,17 @@ __attribute__((always_inline)) inline void barrier() {
 // call site form the active set. always_inline so that each call site of a wrapper that is
 // itself always_inline gets its own return address inside exchange_core.
 template <class T>
-__attribute__((always_inline)) inline lanes<T> simd_exchange(const T& v) {
+__attribute__((always_inline)) inline lanes<T> simd_exchange(const T& v, uint32_t line = 0) {
   static_assert(std::is_trivially_copyable<T>::value, "simd_exchange needs a trivially copyable type");
   lanes<T> r;
-  detail::exchange_core(&v, &r, (uint32_t)sizeof(T), (uint32_t)offsetof(lanes<T>, v));
+  detail::exchange_core(&v, &r, (uint32_t)sizeof(T), (uint32_t)offsetof(lanes<T>, v), line);
   return r;
 }
 
 // The calling thread's lane in its SIMD-group (0 outside a fiber).
 inline uint32_t simd_lane() {
   detail::sched_state& s = detail::g_sched;
+  if (s.cur == detail::CUR_WI) return s.wi_lane & 31u;
   return s.cur > 0 ? s.fibers[s.cur - 1].ids.thread_index_in_simdgroup : 0u;
 }
 
@@ -480,6 +568,87 @@ inline void* tgmem(uint32_t n) {
   detail::sched_state& s = detail::g_sched;
   return s.tgmem + s.tgmem_off[n & 7];
 }
+
+// The group a Mode::WorkItems group function runs: its threads, their ids, scratch memory
+// (reset for every group) and the SIMD-group exchange's passes.
+struct wi_group {
+  uint32_t n;
+  uint32_t b[3], o[3];
+  thread_ids base;
+
+  // Thread i's ids (i = thread_index_in_threadgroup).
+  __attribute__((always_inline)) thread_ids ids(uint32_t i) const {
+    thread_ids u = base;
+    uint32_t x = i, y = 0, z = 0;
+    if (b[1] * b[2] != 1) {
+      x = i % b[0];
+      y = (i / b[0]) % b[1];
+      z = i / (b[0] * b[1]);
+    }
+    u.thread_position_in_grid[0] = o[0] + x;
+    u.thread_position_in_grid[1] = o[1] + y;
+    u.thread_position_in_grid[2] = o[2] + z;
+    u.thread_position_in_threadgroup[0] = x;
+    u.thread_position_in_threadgroup[1] = y;
+    u.thread_position_in_threadgroup[2] = z;
+    u.thread_index_in_threadgroup = i;
+    u.thread_index_in_simdgroup = i & 31;
+    u.simdgroup_index_in_threadgroup = i >> 5;
+    u.thread_index_in_quadgroup = i & 3;
+    u.quadgroup_index_in_threadgroup = i >> 2;
+    return u;
+  }
+
+  // Scratch for `count` objects of T (64-byte aligned), valid until the group ends.
+  template <class T>
+  T* alloc(size_t count = 0) const {
+    detail::sched_state& s = detail::g_sched;
+    size_t bytes = (sizeof(T) * (count ? count : n) + 63) & ~(size_t)63;
+    if (s.arena_used + bytes > s.arena_cap) {
+      detail::set_error(
+          "ingot cpu: a work-item loop kernel needs more than %zu bytes of per-thread scratch "
+          "(internal error)", s.arena_cap);
+      static thread_local unsigned char junk[1 << 16] __attribute__((aligned(64)));
+      return (T*)junk;
+    }
+    T* p = (T*)(s.arena + s.arena_used);
+    s.arena_used += bytes;
+    return p;
+  }
+  uint8_t* mask() const { return alloc<uint8_t>(); }
+
+  // Makes room for `count` allocations of n elements of `per_thread` bytes in all (called
+  // first, before any allocation of the group).
+  bool reserve(size_t per_thread, uint32_t count) const {
+    detail::sched_state& s = detail::g_sched;
+    size_t need = per_thread * n + (size_t)count * 64 + 64;
+    if (need > s.arena_cap) {
+      free(s.arena);
+      s.arena = (char*)aligned_alloc(64, (need + 63) & ~(size_t)63);
+      s.arena_cap = s.arena ? need : 0;
+      if (!s.arena) {
+        detail::set_error("ingot cpu: cannot allocate %zu bytes of per-thread scratch", need);
+        return false;
+      }
+    }
+    s.arena_used = 0;
+    return true;
+  }
+
+  void deposit_begin() const {
+    detail::sched_state& s = detail::g_sched;
+    s.wi_tsize = 0;
+    for (int k = 0; k < 32; ++k) s.wi_active[k] = s.wi_passive[k] = 0;
+  }
+  void consume_begin() const { detail::g_sched.wi_ready = 0; }
+  // Thread i runs a deposit (1), consume (2) or passive deposit (3: a lane outside the branch
+  // offering its operand to shuffles) pass of a SIMD-group function; 0: neither.
+  __attribute__((always_inline)) void at(uint32_t i, uint32_t phase) const {
+    detail::sched_state& s = detail::g_sched;
+    s.wi_lane = i;
+    s.wi_phase = phase;
+  }
+};
 
 template <Mode M, class F>
 inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t group_end, F&& body) {
@@ -531,7 +700,7 @@ inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t gro
     if (n == 0) continue;
     t.simdgroups_per_threadgroup = (n + 31) / 32;
 
-    if (M == Mode::Loop) {
+    if constexpr (M == Mode::Loop) {
       s.cur = detail::CUR_LOOP;
       for (uint32_t z = 0; z < b[2]; ++z) {
         for (uint32_t y = 0; y < b[1]; ++y) {
@@ -562,45 +731,65 @@ inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t gro
       continue;
     }
 
-    if (n == 1) {  // one thread: no fiber needed, barriers are no-ops
-      s.cur = detail::CUR_SOLO;
-      thread_ids u = t;
+    if constexpr (M == Mode::WorkItems) {
+      s.arena_used = 0;
+      s.cur = detail::CUR_WI;
+      s.wi_n = n;
+      s.wi_phase = 0;
+      wi_group g;
+      g.n = n;
       for (int d = 0; d < 3; ++d) {
-        u.thread_position_in_grid[d] = o[d];
-        u.thread_position_in_threadgroup[d] = 0;
+        g.b[d] = b[d];
+        g.o[d] = o[d];
       }
-      u.thread_index_in_threadgroup = u.thread_index_in_simdgroup = 0;
-      u.simdgroup_index_in_threadgroup = 0;
-      u.thread_index_in_quadgroup = u.quadgroup_index_in_threadgroup = 0;
-      body(u);
+      g.base = t;
+      thread_ids u = g.ids(0);
+      body(u, g);
       if (s.err) break;
       continue;
     }
 
-    if (!detail::ensure_fibers(s, n)) break;
-    used_fibers = true;
-    s.body = (void*)&body;
-    s.invoke = [](void* p, const thread_ids& ids) { (*(B*)p)(ids); };
-    for (uint32_t z = 0, lin = 0; z < b[2]; ++z)
-      for (uint32_t y = 0; y < b[1]; ++y)
-        for (uint32_t x = 0; x < b[0]; ++x, ++lin) {
-          thread_ids& u = s.fibers[lin].ids;
-          u = t;
-          u.thread_position_in_grid[0] = o[0] + x;
-          u.thread_position_in_grid[1] = o[1] + y;
-          u.thread_position_in_grid[2] = o[2] + z;
-          u.thread_position_in_threadgroup[0] = x;
-          u.thread_position_in_threadgroup[1] = y;
-          u.thread_position_in_threadgroup[2] = z;
-          u.thread_index_in_threadgroup = lin;
-          u.thread_index_in_simdgroup = lin & 31;
-          u.simdgroup_index_in_threadgroup = lin >> 5;
-          u.thread_index_in_quadgroup = lin & 3;
-          u.quadgroup_index_in_threadgroup = lin >> 2;
+    if constexpr (M != Mode::WorkItems) {
+      if (n == 1) {  // one thread: no fiber needed, barriers are no-ops
+        s.cur = detail::CUR_SOLO;
+        thread_ids u = t;
+        for (int d = 0; d < 3; ++d) {
+          u.thread_position_in_grid[d] = o[d];
+          u.thread_position_in_threadgroup[d] = 0;
         }
-    s.cur = detail::CUR_SCHED;
-    detail::run_fiber_group(s, n);
-    if (s.err) break;
+        u.thread_index_in_threadgroup = u.thread_index_in_simdgroup = 0;
+        u.simdgroup_index_in_threadgroup = 0;
+        u.thread_index_in_quadgroup = u.quadgroup_index_in_threadgroup = 0;
+        body(u);
+        if (s.err) break;
+        continue;
+      }
+
+      if (!detail::ensure_fibers(s, n)) break;
+      used_fibers = true;
+      s.body = (void*)&body;
+      s.invoke = [](void* p, const thread_ids& ids) { (*(B*)p)(ids); };
+      for (uint32_t z = 0, lin = 0; z < b[2]; ++z)
+        for (uint32_t y = 0; y < b[1]; ++y)
+          for (uint32_t x = 0; x < b[0]; ++x, ++lin) {
+            thread_ids& u = s.fibers[lin].ids;
+            u = t;
+            u.thread_position_in_grid[0] = o[0] + x;
+            u.thread_position_in_grid[1] = o[1] + y;
+            u.thread_position_in_grid[2] = o[2] + z;
+            u.thread_position_in_threadgroup[0] = x;
+            u.thread_position_in_threadgroup[1] = y;
+            u.thread_position_in_threadgroup[2] = z;
+            u.thread_index_in_threadgroup = lin;
+            u.thread_index_in_simdgroup = lin & 31;
+            u.simdgroup_index_in_threadgroup = lin >> 5;
+            u.thread_index_in_quadgroup = lin & 3;
+            u.quadgroup_index_in_threadgroup = lin >> 2;
+          }
+      s.cur = detail::CUR_SCHED;
+      detail::run_fiber_group(s, n);
+      if (s.err) break;
+    }
   }
   s.cur = saved_cur;
   if (used_fibers) detail::release_stacks(s);

@@ -51,9 +51,9 @@ INGOT_FN unsigned short __metal_get_thread_index_in_simdgroup(unsigned short) {
 #endif
 }
 #define INGOT_SINTRIN1(n)                                                  \
-  template <class T> INGOT_SITE_FN T __metal_##n(T x) { return ::metal::n(x); }
+  template <class T> INGOT_SITE_FN T __metal_##n(T x INGOT_LINE_PARAM) { return ::metal::n(x INGOT_LINE_ARG); }
 #define INGOT_SINTRIN2(n)                                                                     \
-  template <class T, class A> INGOT_SITE_FN T __metal_##n(T x, A a) { return ::metal::n(x, (unsigned short)a); }
+  template <class T, class A> INGOT_SITE_FN T __metal_##n(T x, A a INGOT_LINE_PARAM) { return ::metal::n(x, (unsigned short)a INGOT_LINE_ARG); }
 INGOT_SINTRIN1(simd_sum) INGOT_SINTRIN1(simd_product) INGOT_SINTRIN1(simd_max)
 INGOT_SINTRIN1(simd_min) INGOT_SINTRIN1(simd_xor) INGOT_SINTRIN1(simd_and) INGOT_SINTRIN1(simd_or)
 INGOT_SINTRIN1(simd_prefix_inclusive_sum) INGOT_SINTRIN1(simd_prefix_exclusive_sum)
@@ -62,12 +62,12 @@ INGOT_SINTRIN2(simd_broadcast) INGOT_SINTRIN2(simd_shuffle) INGOT_SINTRIN2(simd_
 INGOT_SINTRIN2(simd_shuffle_up) INGOT_SINTRIN2(simd_shuffle_xor)
 INGOT_SINTRIN2(simd_shuffle_rotate_down) INGOT_SINTRIN2(simd_shuffle_rotate_up)
 template <class T, class A, class B>
-INGOT_SITE_FN T __metal_simd_shuffle_and_fill_down(T x, T fill, A delta, B modulo) {
-  return ::metal::simd_shuffle_and_fill_down(x, fill, (unsigned short)delta, (unsigned short)modulo);
+INGOT_SITE_FN T __metal_simd_shuffle_and_fill_down(T x, T fill, A delta, B modulo INGOT_LINE_PARAM) {
+  return ::metal::simd_shuffle_and_fill_down(x, fill, (unsigned short)delta, (unsigned short)modulo INGOT_LINE_ARG);
 }
 template <class T, class A, class B>
-INGOT_SITE_FN T __metal_simd_shuffle_and_fill_up(T x, T fill, A delta, B modulo) {
-  return ::metal::simd_shuffle_and_fill_up(x, fill, (unsigned short)delta, (unsigned short)modulo);
+INGOT_SITE_FN T __metal_simd_shuffle_and_fill_up(T x, T fill, A delta, B modulo INGOT_LINE_PARAM) {
+  return ::metal::simd_shuffle_and_fill_up(x, fill, (unsigned short)delta, (unsigned short)modulo INGOT_LINE_ARG);
 }
 #undef INGOT_INTRIN1
 #undef INGOT_INTRIN2

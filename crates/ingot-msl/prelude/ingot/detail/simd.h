@@ -21,22 +21,22 @@ INGOT_FN constexpr mem_flags operator&(mem_flags a, mem_flags b) {
   return mem_flags((unsigned int)a & (unsigned int)b);
 }
 
-INGOT_SITE_FN void threadgroup_barrier(mem_flags f = mem_flags::mem_none) {
+INGOT_SITE_FN void threadgroup_barrier(mem_flags f = mem_flags::mem_none INGOT_LINE_PARAM) {
 #if defined(INGOT_TARGET_CUDA)
   if ((unsigned int)f & (unsigned int)mem_flags::mem_device) __threadfence();
   __syncthreads();
 #else
   (void)f;
-  ingot::cpu::barrier();
+  ingot::cpu::barrier(ingot_line);
 #endif
 }
-INGOT_SITE_FN void simdgroup_barrier(mem_flags f = mem_flags::mem_none) {
+INGOT_SITE_FN void simdgroup_barrier(mem_flags f = mem_flags::mem_none INGOT_LINE_PARAM) {
 #if defined(INGOT_TARGET_CUDA)
   if ((unsigned int)f & (unsigned int)mem_flags::mem_device) __threadfence();
   __syncwarp(__activemask());
 #else
   (void)f;
-  (void)ingot::cpu::simd_exchange((unsigned char)0);
+  (void)ingot::cpu::simd_exchange((unsigned char)0, ingot_line);
 #endif
 }
 INGOT_FN void atomic_thread_fence(mem_flags f, memory_order o, thread_scope = thread_scope::thread_scope_device) {
@@ -207,20 +207,20 @@ template <class T> INGOT_FN unsigned int quad_mask(const ingot::cpu::lanes<T>& l
   template <class T> INGOT_SITE_FN T name(T x) { return detail::scan_exclusive<detail::op<T>>(x, T(ident), width); }
 #else
 #define INGOT_SIMD_REDUCE(name, op, width)                                          \
-  template <class T> INGOT_SITE_FN T name(T x) {                                    \
-    ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);                          \
+  template <class T> INGOT_SITE_FN T name(T x INGOT_LINE_PARAM) {                                    \
+    ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);                          \
     return detail::fold<detail::op<T>>(l, width == 32 ? l.active : detail::quad_mask(l)); \
   }
 #define INGOT_SIMD_SCAN(name, op, width)                                            \
-  template <class T> INGOT_SITE_FN T name(T x) {                                    \
-    ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);                          \
+  template <class T> INGOT_SITE_FN T name(T x INGOT_LINE_PARAM) {                                    \
+    ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);                          \
     unsigned int m = width == 32 ? l.active : detail::quad_mask(l);                 \
     m &= (l.self == 31 ? 0xffffffffu : ((2u << l.self) - 1u));                      \
     return detail::fold<detail::op<T>>(l, m);                                       \
   }
 #define INGOT_SIMD_XSCAN(name, op, width, ident)                                    \
-  template <class T> INGOT_SITE_FN T name(T x) {                                    \
-    ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);                          \
+  template <class T> INGOT_SITE_FN T name(T x INGOT_LINE_PARAM) {                                    \
+    ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);                          \
     unsigned int m = width == 32 ? l.active : detail::quad_mask(l);                 \
     m &= ((1u << l.self) - 1u);                                                     \
     return m ? detail::op<T>::apply(T(ident), detail::fold<detail::op<T>>(l, m)) : T(ident); \
@@ -361,120 +361,120 @@ INGOT_SITE_FN bool quad_is_first() {
   return (lane & 3u) == (unsigned int)(__ffs(q) - 1);
 }
 #else
-template <class T> INGOT_SITE_FN T simd_shuffle(T x, unsigned short lane) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_shuffle(T x, unsigned short lane INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[lane & 31u];
 }
-template <class T> INGOT_SITE_FN T simd_broadcast(T x, unsigned short lane) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_broadcast(T x, unsigned short lane INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[lane & 31u];
 }
-template <class T> INGOT_SITE_FN T simd_broadcast_first(T x) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_broadcast_first(T x INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[__builtin_ctz(l.active)];
 }
-template <class T> INGOT_SITE_FN T simd_shuffle_down(T x, unsigned short delta) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_shuffle_down(T x, unsigned short delta INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   unsigned int src = l.self + delta;
   return src >= 32 ? x : l.v[src];
 }
-template <class T> INGOT_SITE_FN T simd_shuffle_up(T x, unsigned short delta) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_shuffle_up(T x, unsigned short delta INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   int src = (int)l.self - (int)delta;
   return src < 0 ? x : l.v[src];
 }
-template <class T> INGOT_SITE_FN T simd_shuffle_xor(T x, unsigned short mask) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_shuffle_xor(T x, unsigned short mask INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self ^ mask) & 31u];
 }
-template <class T> INGOT_SITE_FN T simd_shuffle_rotate_down(T x, unsigned short delta) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_shuffle_rotate_down(T x, unsigned short delta INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self + delta) & 31u];
 }
-template <class T> INGOT_SITE_FN T simd_shuffle_rotate_up(T x, unsigned short delta) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T simd_shuffle_rotate_up(T x, unsigned short delta INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self - delta) & 31u];
 }
 template <class T> struct fill_pair_ { T data, filling; };
-template <class T> INGOT_SITE_FN T simd_shuffle_and_fill_down(T data, T filling, unsigned short delta, unsigned short modulo = 32) {
-  ingot::cpu::lanes<fill_pair_<T>> l = ingot::cpu::simd_exchange(fill_pair_<T>{data, filling});
+template <class T> INGOT_SITE_FN T simd_shuffle_and_fill_down(T data, T filling, unsigned short delta, unsigned short modulo = 32 INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<fill_pair_<T>> l = ingot::cpu::simd_exchange(fill_pair_<T>{data, filling}, ingot_line);
   unsigned int mod = modulo ? modulo : 32, base = l.self - l.self % mod, idx = l.self % mod + delta;
   return idx < mod ? l.v[(base + idx) & 31u].data : l.v[(base + idx % mod) & 31u].filling;
 }
-template <class T> INGOT_SITE_FN T simd_shuffle_and_fill_up(T data, T filling, unsigned short delta, unsigned short modulo = 32) {
-  ingot::cpu::lanes<fill_pair_<T>> l = ingot::cpu::simd_exchange(fill_pair_<T>{data, filling});
+template <class T> INGOT_SITE_FN T simd_shuffle_and_fill_up(T data, T filling, unsigned short delta, unsigned short modulo = 32 INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<fill_pair_<T>> l = ingot::cpu::simd_exchange(fill_pair_<T>{data, filling}, ingot_line);
   unsigned int mod = modulo ? modulo : 32, base = l.self - l.self % mod;
   int idx = (int)(l.self % mod) - (int)delta;
   return idx >= 0 ? l.v[(base + (unsigned int)idx) & 31u].data
                   : l.v[(base + (unsigned int)(idx + (int)mod)) & 31u].filling;
 }
-INGOT_SITE_FN simd_vote simd_ballot(bool p) {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p);
+INGOT_SITE_FN simd_vote simd_ballot(bool p INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
   unsigned long bits = 0;
   for (unsigned int m = l.active; m; m &= m - 1)
     if (l.v[__builtin_ctz(m)]) bits |= 1ul << __builtin_ctz(m);
   return simd_vote(bits, l.active);
 }
-INGOT_SITE_FN simd_vote simd_active_threads_mask() {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true);
+INGOT_SITE_FN simd_vote simd_active_threads_mask(INGOT_LINE_PARAM0) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true, ingot_line);
   return simd_vote(l.active, l.active);
 }
-INGOT_SITE_FN bool simd_all(bool p) {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p);
+INGOT_SITE_FN bool simd_all(bool p INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
   for (unsigned int m = l.active; m; m &= m - 1)
     if (!l.v[__builtin_ctz(m)]) return false;
   return true;
 }
-INGOT_SITE_FN bool simd_any(bool p) {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p);
+INGOT_SITE_FN bool simd_any(bool p INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
   for (unsigned int m = l.active; m; m &= m - 1)
     if (l.v[__builtin_ctz(m)]) return true;
   return false;
 }
-INGOT_SITE_FN bool simd_is_first() {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true);
+INGOT_SITE_FN bool simd_is_first(INGOT_LINE_PARAM0) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true, ingot_line);
   return l.self == (unsigned int)__builtin_ctz(l.active);
 }
-template <class T> INGOT_SITE_FN T quad_shuffle(T x, unsigned short qlane) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T quad_shuffle(T x, unsigned short qlane INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self & ~3u) + (qlane & 3u)];
 }
-template <class T> INGOT_SITE_FN T quad_broadcast(T x, unsigned short qlane) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T quad_broadcast(T x, unsigned short qlane INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self & ~3u) + (qlane & 3u)];
 }
-template <class T> INGOT_SITE_FN T quad_shuffle_down(T x, unsigned short delta) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T quad_shuffle_down(T x, unsigned short delta INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   unsigned int q = (l.self & 3u) + delta;
   return q < 4 ? l.v[(l.self & ~3u) + q] : x;
 }
-template <class T> INGOT_SITE_FN T quad_shuffle_up(T x, unsigned short delta) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T quad_shuffle_up(T x, unsigned short delta INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   int q = (int)(l.self & 3u) - (int)delta;
   return q >= 0 ? l.v[(l.self & ~3u) + (unsigned int)q] : x;
 }
-template <class T> INGOT_SITE_FN T quad_shuffle_xor(T x, unsigned short mask) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T quad_shuffle_xor(T x, unsigned short mask INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self & ~3u) + ((l.self ^ mask) & 3u)];
 }
-template <class T> INGOT_SITE_FN T quad_broadcast_first(T x) {
-  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x);
+template <class T> INGOT_SITE_FN T quad_broadcast_first(T x INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[__builtin_ctz(detail::quad_mask(l))];
 }
-INGOT_SITE_FN bool quad_all(bool p) {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p);
+INGOT_SITE_FN bool quad_all(bool p INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
   for (unsigned int m = detail::quad_mask(l); m; m &= m - 1)
     if (!l.v[__builtin_ctz(m)]) return false;
   return true;
 }
-INGOT_SITE_FN bool quad_any(bool p) {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p);
+INGOT_SITE_FN bool quad_any(bool p INGOT_LINE_PARAM) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
   for (unsigned int m = detail::quad_mask(l); m; m &= m - 1)
     if (l.v[__builtin_ctz(m)]) return true;
   return false;
 }
-INGOT_SITE_FN bool quad_is_first() {
-  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true);
+INGOT_SITE_FN bool quad_is_first(INGOT_LINE_PARAM0) {
+  ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true, ingot_line);
   return l.self == (unsigned int)__builtin_ctz(detail::quad_mask(l));
 }
 #endif

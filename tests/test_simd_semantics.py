@@ -6,8 +6,9 @@ a loop whose trip count differs by lane runs each iteration's collective with th
 in it, and a shuffle whose source lane is outside the branch reads that lane's current value.
 Outputs are poisoned before each run; inputs are fresh random values.
 
-`engine` runs every case with the work-item loop engine (the default) and with fibers forced
-(`INGOT_CPU_ENGINE=fibers`); cases the fiber engine does not model yet say so in `FIBERS_DIFFER`.
+On the CPU, `engine` runs every case with the work-item loop engine (the default) and with
+fibers forced (`INGOT_CPU_ENGINE=fibers`); cases the fiber engine does not model yet say so in
+`FIBERS_DIFFER`. On another default device (CUDA) each case runs once.
 """
 
 import numpy as np
@@ -15,15 +16,15 @@ import pytest
 
 import ingot as ig
 
-pytestmark = pytest.mark.skipif(
-    ig.default_device().kind != "cpu", reason="CPU engine modes (CUDA runs the same kernels in its own tests)"
-)
+ON_CPU = ig.default_device().kind == "cpu"
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 
 
 @pytest.fixture(params=["work-items", "fibers"])
 def engine(request, monkeypatch):
+    if not ON_CPU and request.param == "fibers":
+        pytest.skip("engine modes are the CPU's: the default device runs each case once")
     if request.param == "fibers":
         monkeypatch.setenv("INGOT_CPU_ENGINE", "fibers")
     else:
@@ -65,14 +66,14 @@ def lanes(n, width=32):
     return np.arange(n) % width
 
 
-# Fiber engine gaps of issue 41 (reconvergence across call sites, shuffles from lanes outside
-# the branch): these cases run on the work-item loop engine only.
-FIBERS_DIFFER = {"reconverge", "shuffle_up_scan", "nested", "varying_trip"}
+# The fiber engine's gap (issue 41): a shuffle reads zero from a lane outside the branch (the
+# work-item loop engine gives that lane's current value, as Apple's GPUs do).
+FIBERS_DIFFER = {"shuffle_up_scan"}
 
 
 def skip_fibers(case, engine):
-    if engine == "fibers" and case in FIBERS_DIFFER:
-        pytest.skip(f"{case}: the fiber engine does not reconverge lanes yet (issue 41)")
+    if engine == "fibers" and ON_CPU and case in FIBERS_DIFFER:
+        pytest.skip(f"{case}: the fiber engine reads zero from lanes outside the branch (issue 41)")
 
 
 def test_reconvergence_after_divergent_if(engine):
@@ -122,7 +123,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
   if (lid == 0) out[gid] = buf[0];
 }
 """
-    if engine == "work-items":
+    if engine == "work-items" and ON_CPU:
         assert modes(HEADER + src) == {"k": "work-item loops"}
     x = np.random.default_rng().random(256 * 37).astype(np.float32)
     _, out = run(src, "k", 0, x, poison(37), groups=(37,), tg=(256,))
@@ -256,8 +257,6 @@ kernel void k(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
   out[g] = acc;
 }
 """
-    if engine == "fibers":
-        pytest.skip("the fiber engine matches lanes by call site only (issue 41)")
     v = np.random.default_rng().integers(0, 9, 32).astype(np.int32)
     _, out = run(src, "k", 32, v, poison(32, np.int32))
     want = np.zeros(32, np.int64)
@@ -314,6 +313,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
             np.testing.assert_allclose(out[idx, 1], want, rtol=1e-6)
 
 
+@pytest.mark.skipif(not ON_CPU, reason="the CPU engine's mode choice")
 def test_helper_with_a_barrier_keeps_fibers():
     src = HEADER + """
 void stage(threadgroup float* t, uint lid) { threadgroup_barrier(mem_flags::mem_threadgroup); t[lid] += 1.0f; }

@@ -462,9 +462,11 @@ fn translate_expanded(
                     _ => None,
                 };
                 let public = mode.public();
-                text.push_str(&format!("// ingot cpu engine: {}: {}\n", e.name, public));
+                let (sym, mut code) =
+                    wrapper_cpu::emit(e, &call, group.as_deref(), &args, opts.checked);
+                code.push_str(&format!("// ingot cpu engine: {}: {}\n", e.name, public));
                 cpu_modes.insert(e.name.clone(), public);
-                wrapper_cpu::emit(e, &call, group.as_deref(), &args, opts.checked)
+                (sym, code)
             }
         };
         text.push_str(&code);
@@ -2005,6 +2007,15 @@ impl<'a> Rewriter<'a> {
             if p.kind == crate::reflect::ParamKind::Builtin && role.is_per_thread() {
                 let v = crate::wrapper_common::builtin_value(p, a, role, "ingot_t");
                 per_thread.push((p.name.clone(), a.value_ty.clone(), v));
+            }
+        }
+        for a in &e.template_args {
+            for w in a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if helpers.contains(w) {
+                    return Err(format!(
+                        "the template argument `{w}` holds a barrier or a SIMD-group function"
+                    ));
+                }
             }
         }
         let params = crate::wiloops::Params { per_thread, all };

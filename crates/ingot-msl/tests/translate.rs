@@ -119,11 +119,29 @@ kernel void fib_k(device float* y, threadgroup float* s [[threadgroup(1)]],
         .text
         .contains("ingot::cpu::run_groups<ingot::cpu::Mode::Loop>(L, group_begin, group_end,"));
     assert!(t.text.contains("::ingot_kernel_loop_k((float*)args[0], *(const float*)args[1], (uint)(t.thread_position_in_grid[0]));"));
+    // A barrier kernel runs as work-item loops: one group function call per threadgroup.
+    assert!(t
+        .text
+        .contains("ingot::cpu::run_groups<ingot::cpu::Mode::WorkItems>"));
+    assert!(t.text.contains("INGOT_FN void ingot_group_fib_k("));
+    assert!(t.text.contains("(float*)ingot::cpu::tgmem(1u)"));
+    assert!(t.text.contains("ingot_cpu_fib_k_sizes[] = {sizeof(float)}"));
+    assert!(t
+        .text
+        .contains("// ingot cpu engine: fib_k: work-item loops"));
+    assert_eq!(t.cpu_modes["fib_k"], ingot_msl::CpuMode::WorkItems);
+    assert_eq!(t.cpu_modes["loop_k"], ingot_msl::CpuMode::Loop);
+    // ... or with fibers when work-item loops are off.
+    let mut o = Options::new(Target::Cpu);
+    o.work_items = false;
+    let t = translate(src, &o).unwrap();
     assert!(t
         .text
         .contains("ingot::cpu::run_groups<ingot::cpu::Mode::Fibers>"));
-    assert!(t.text.contains("(float*)ingot::cpu::tgmem(1u)"));
-    assert!(t.text.contains("ingot_cpu_fib_k_sizes[] = {sizeof(float)}"));
+    assert!(matches!(
+        t.cpu_modes["fib_k"],
+        ingot_msl::CpuMode::Fibers(_)
+    ));
 }
 
 #[test]
@@ -333,7 +351,10 @@ template [[host_name("run_sum")]] [[kernel]] decltype(ops::run<ops::Reduce>) ops
     assert!(t
         .text
         .contains("::ops::ingot_kernel_run<ops::Reduce>((float*)args[0]"));
+    // The SIMD-group function is in the functor: the work-item loop former does not look
+    // into it, so the kernel keeps fibers.
     assert!(t.text.contains("Mode::Fibers"));
+    assert!(t.text.contains("fibers (the template argument `Reduce`"));
 }
 
 #[test]

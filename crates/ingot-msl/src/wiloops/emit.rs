@@ -51,6 +51,10 @@ pub(crate) struct Former<'a> {
     used_names: HashSet<String>,
     /// Parameters the body modifies: per-thread copies.
     modified_params: Vec<String>,
+    /// Every name the body declares (a per-thread value unless proven uniform).
+    locals: HashSet<String>,
+    /// Locals declared at group level by a uniform loop (the same for every thread).
+    uniform_locals: HashSet<String>,
     pub refusal: Option<String>,
 }
 
@@ -93,6 +97,8 @@ impl<'a> Former<'a> {
             loops: 0,
             used_names: HashSet::new(),
             modified_params: Vec::new(),
+            locals: HashSet::new(),
+            uniform_locals: HashSet::new(),
             refusal: None,
         }
     }
@@ -167,6 +173,19 @@ impl<'a> Former<'a> {
         sp.is_some_and(|sp| !self.collective_calls(sp).is_empty() || self.has_barrier(sp))
     }
 
+    /// True when `s` ends the current region: a split point, or a declaration that runs once
+    /// per group.
+    fn ends_region(&self, s: &Stmt) -> bool {
+        if self.has_split(s) {
+            return true;
+        }
+        let r = Reader {
+            src: self.src,
+            toks: self.toks,
+        };
+        matches!(s, Stmt::Simple(sp) if matches!(r.decl(*sp), Decl::Uniform))
+    }
+
     fn has_barrier(&self, s: Span) -> bool {
         (s.a..s.b).any(|i| {
             matches!(self.text(i), "threadgroup_barrier" | "simdgroup_barrier")
@@ -226,6 +245,7 @@ impl<'a> Former<'a> {
     /// between its braces, `span`).
     pub fn form(&mut self, body: &[Stmt], span: Span) -> Option<String> {
         self.find_modified_params(span);
+        self.collect_locals(body);
         let root = self.new_mask();
         self.out.push_str(&format!(
             "  for (uint32_t ingot_i = 0; ingot_i < ingot_n; ++ingot_i) {root}[ingot_i] = 1;\n"
@@ -284,7 +304,15 @@ impl<'a> Former<'a> {
             if self.refusal.is_some() {
                 return;
             }
-            let later: Vec<&Stmt> = stmts[k + 1..].iter().collect();
+            // A name used only before the next split point stays a local of its region.
+            let from = if self.ends_region(s) {
+                k + 1
+            } else {
+                (k + 1..stmts.len())
+                    .find(|&j| self.ends_region(&stmts[j]))
+                    .unwrap_or(stmts.len())
+            };
+            let later: Vec<&Stmt> = stmts[from..].iter().collect();
             self.statement(s, &later);
         }
     }
@@ -344,6 +372,17 @@ impl<'a> Former<'a> {
                 }
                 self.collective_simple(*sp, &later_text);
             }
+            Stmt::If { cond, then, els } if self.is_uniform(*cond, &[]) => {
+                // The same for every thread: one branch runs, under the parent's mask.
+                self.flush();
+                let c = self.span_text(*cond).to_string();
+                self.out.push_str(&format!("  if ({c})\n"));
+                self.uniform_body(then);
+                if let Some(e) = els {
+                    self.out.push_str("  else\n");
+                    self.uniform_body(e);
+                }
+            }
             Stmt::If { cond, then, els } => {
                 self.flush();
                 let parent = self
@@ -368,6 +407,40 @@ impl<'a> Former<'a> {
                 if let (Some(e), Some(em)) = (els, em) {
                     self.branch(e, &em);
                 }
+            }
+            Stmt::For {
+                init,
+                cond,
+                inc,
+                body,
+            } if self.uniform_for(*init, *cond, *inc, body).is_some() => {
+                self.flush();
+                let var = self.uniform_for(*init, *cond, *inc, body).flatten();
+                let i = if init.is_empty() {
+                    String::new()
+                } else {
+                    self.span_text(*init).to_string()
+                };
+                let c = self.span_text(*cond).to_string();
+                let n = self.span_text(*inc).to_string();
+                self.out
+                    .push_str(&format!("  {{\n  {i}\n  for (; {c}; {n})\n"));
+                let added = var.is_some_and(|v| self.uniform_locals.insert(v));
+                self.uniform_body(body);
+                if added {
+                    if let Some(v) = self.uniform_for(*init, *cond, *inc, body).flatten() {
+                        self.uniform_locals.remove(&v);
+                    }
+                }
+                self.out.push_str("  }\n");
+            }
+            Stmt::While { cond, body }
+                if self.is_uniform(*cond, &[]) && !self.breaks_out(body, 0) =>
+            {
+                self.flush();
+                let c = self.span_text(*cond).to_string();
+                self.out.push_str(&format!("  while ({c})\n"));
+                self.uniform_body(body);
             }
             Stmt::For {
                 init,
@@ -410,6 +483,200 @@ impl<'a> Former<'a> {
                     "a barrier or SIMD-group function inside a switch, range-for or if constexpr",
                 );
             }
+        }
+    }
+
+    /// A branch or loop body that runs once per group under the current mask.
+    fn uniform_body(&mut self, s: &Stmt) {
+        self.scopes.push(Vec::new());
+        self.out.push_str("  {\n");
+        match s {
+            Stmt::Block(v) => self.sequence(v),
+            other => self.statement(other, &[]),
+        }
+        self.flush();
+        self.out.push_str("  }\n");
+        self.scopes.pop();
+    }
+
+    /// Every name declared anywhere in the body.
+    fn collect_locals(&mut self, stmts: &[Stmt]) {
+        for st in stmts {
+            self.collect_locals_in(st);
+        }
+    }
+
+    fn collect_locals_in(&mut self, st: &Stmt) {
+        let r = Reader {
+            src: self.src,
+            toks: self.toks,
+        };
+        let simple = |me: &mut Self, sp: Span| {
+            if sp.is_empty() {
+                return;
+            }
+            match r.decl(sp) {
+                Decl::Vars(v) => me.locals.extend(v.into_iter().map(|x| x.name)),
+                Decl::Unknown(_) | Decl::Uniform => {
+                    // Any identifier before `=`, `(`, `{`, `[`, `,` or `;` may be a name.
+                    for i in sp.a + 1..sp.b {
+                        if matches!(me.text(i), "=" | "(" | "{" | "[" | "," | ";")
+                            && me.toks[i - 1].kind == TokenKind::Ident
+                        {
+                            me.locals.insert(me.text(i - 1).to_string());
+                        }
+                    }
+                }
+                Decl::Expr => {}
+            }
+        };
+        match st {
+            Stmt::Block(v) => {
+                for x in v {
+                    self.collect_locals_in(x);
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                self.collect_locals_in(then);
+                if let Some(e) = els {
+                    self.collect_locals_in(e);
+                }
+            }
+            Stmt::For { init, body, .. } => {
+                simple(self, *init);
+                self.collect_locals_in(body);
+            }
+            Stmt::While { body, .. } | Stmt::Do { body, .. } => self.collect_locals_in(body),
+            Stmt::Simple(sp) => simple(self, *sp),
+            Stmt::Opaque(sp) => {
+                // Names declared in a switch or range-for: every identifier counts.
+                for i in sp.a..sp.b {
+                    if self.toks[i].kind == TokenKind::Ident {
+                        self.locals.insert(self.text(i).to_string());
+                    }
+                }
+            }
+            Stmt::Return(_) | Stmt::Break | Stmt::Continue => {}
+        }
+    }
+
+    /// True when `sp` has the same value in every thread of the group: it reads no per-thread
+    /// builtin, modified parameter or body-declared variable (but `extra` and the uniform loop
+    /// variables in scope), and calls no SIMD-group or atomic function.
+    fn is_uniform(&self, sp: Span, extra: &[&str]) -> bool {
+        (sp.a..sp.b).all(|i| {
+            let t = self.toks[i];
+            if t.kind != TokenKind::Ident {
+                return true;
+            }
+            if matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::") && i > sp.a {
+                return true;
+            }
+            let name = self.text(i);
+            if self.collectives.contains(name)
+                || name.starts_with("atomic")
+                || matches!(name, "threadgroup_barrier" | "simdgroup_barrier")
+            {
+                return false;
+            }
+            if extra.contains(&name) || self.uniform_locals.contains(name) {
+                return true;
+            }
+            let per_thread_param = self.params.per_thread.iter().any(|(n, _, _)| n == name);
+            !(self.locals.contains(name)
+                || per_thread_param
+                || self.modified_params.iter().any(|p| p == name))
+        })
+    }
+
+    /// `Some(loop variable)` when a `for` loop is the same in every thread: its initialiser
+    /// declares at most one variable from uniform values (or is empty), its condition and
+    /// increment are uniform given that variable, the body never assigns it and has no
+    /// `break`/`continue` of its own.
+    fn uniform_for(
+        &self,
+        init: Span,
+        cond: Span,
+        inc: Span,
+        body: &Stmt,
+    ) -> Option<Option<String>> {
+        let r = Reader {
+            src: self.src,
+            toks: self.toks,
+        };
+        let var = if init.is_empty() {
+            None
+        } else {
+            match r.decl(init) {
+                Decl::Vars(v) if v.len() == 1 && !v[0].is_ref && !v[0].is_array => {
+                    let init_span = match &v[0].init {
+                        super::decl::Init::Assign(s) | super::decl::Init::Direct(s) => *s,
+                        super::decl::Init::None => return None,
+                    };
+                    if !self.is_uniform(init_span, &[]) {
+                        return None;
+                    }
+                    Some(v[0].name.clone())
+                }
+                _ => return None,
+            }
+        };
+        let extra: Vec<&str> = var.iter().map(|s| s.as_str()).collect();
+        if !self.is_uniform(cond, &extra) || !self.is_uniform(inc, &extra) {
+            return None;
+        }
+        if self.breaks_out(body, 0) {
+            return None;
+        }
+        if let (Some(v), Some(bs)) = (&var, span_of(body)) {
+            if self.assigns(bs, v) {
+                return None;
+            }
+        }
+        Some(var)
+    }
+
+    /// True when `name` is assigned, incremented or has its address taken in `sp`.
+    fn assigns(&self, sp: Span, name: &str) -> bool {
+        let ops = [
+            "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "++", "--",
+        ];
+        (sp.a..sp.b).any(|i| {
+            if self.text(i) != name || self.toks[i].kind != TokenKind::Ident {
+                return false;
+            }
+            if matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::") {
+                return false;
+            }
+            let next = self.text(i + 1);
+            let prev = self.text(i.wrapping_sub(1));
+            (ops.contains(&next) && !(next == "=" && self.text(i + 2) == "="))
+                || (matches!(next, "<" | ">")
+                    && self.text(i + 2) == next
+                    && self.text(i + 3) == "=")
+                || matches!(prev, "++" | "--" | "&")
+                || matches!(next, "." | "[")
+        })
+    }
+
+    /// True when `s` holds a `break` or `continue` (or, with `inner == 0`, one not inside a
+    /// nested loop or switch) that belongs to the loop whose body it is.
+    fn breaks_out(&self, s: &Stmt, inner: usize) -> bool {
+        match s {
+            Stmt::Break | Stmt::Continue => inner == 0,
+            Stmt::Block(v) => v.iter().any(|x| self.breaks_out(x, inner)),
+            Stmt::If { then, els, .. } => {
+                self.breaks_out(then, inner)
+                    || els.as_ref().is_some_and(|e| self.breaks_out(e, inner))
+            }
+            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Do { body, .. } => {
+                self.breaks_out(body, inner + 1)
+            }
+            Stmt::Opaque(sp) => {
+                inner == 0 && (sp.a..sp.b).any(|i| self.text(i) == "continue")
+                    || (self.text(sp.a) == "for" && (sp.a..sp.b).any(|i| self.text(i) == "break"))
+            }
+            Stmt::Simple(_) | Stmt::Return(_) => false,
         }
     }
 

@@ -509,7 +509,11 @@ __attribute__((noinline)) inline void exchange_core(const void* v, void* out, ui
     wi_consume(s, out, tsize, voff);
     return;
   }
-  if (s.cur != CUR_SOLO)
+  if (s.cur == CUR_WI)
+    set_error(
+        "ingot cpu: a SIMD-group function the work-item loop former did not see (internal "
+        "error; INGOT_CPU_ENGINE=fibers runs the kernel with fibers)");
+  else if (s.cur != CUR_SOLO)
     set_error("ingot cpu: a SIMD-group function ran in a kernel scheduled without fibers");
   // A single thread: it is the whole SIMD-group.
   memset((char*)out + voff, 0, (size_t)tsize * 32);
@@ -534,7 +538,11 @@ __attribute__((always_inline)) inline void barrier(uint32_t line = 0) {
     detail::yield_to_sched(s);
     return;
   }
-  if (s.cur != detail::CUR_SOLO && s.cur != detail::CUR_WI)
+  if (s.cur == detail::CUR_WI)
+    detail::set_error(
+        "ingot cpu: a barrier the work-item loop former did not see (internal error; "
+        "INGOT_CPU_ENGINE=fibers runs the kernel with fibers)");
+  else if (s.cur != detail::CUR_SOLO)
     detail::set_error("ingot cpu: threadgroup_barrier in a kernel scheduled without fibers");
 }
 

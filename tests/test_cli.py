@@ -118,7 +118,8 @@ def test_check_merges_one_error_of_every_target(files):
     assert "cuda translation" in errors[0] and "cpu translation" in errors[0]
 
 
-def test_check_json_schema(files):
+def test_check_json_schema(files, monkeypatch):
+    monkeypatch.delenv("INGOT_CPU_ENGINE", raising=False)
     r = run_cli("check", files["good.metal"], *GOOD_ARGS, "--json")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
@@ -130,7 +131,8 @@ def test_check_json_schema(files):
         assert t["kind"] in ("translation", "compile") and isinstance(t["seconds"], float)
     axpy, count = rep["kernels"]
     assert set(axpy) == {"name", "file", "line", "parameters", "threadgroup_memory", "function_constants",
-                         "max_total_threads_per_threadgroup"}
+                         "max_total_threads_per_threadgroup", "cpu_engine"}
+    assert axpy["cpu_engine"] == "work-item loops"  # it has threadgroup memory
     assert (axpy["name"], axpy["line"]) == ("axpy", 4)
     p = {q["name"]: q for q in axpy["parameters"]}
     assert set(p["x"]) == {"name", "index", "role", "dtype", "access", "type", "position"}

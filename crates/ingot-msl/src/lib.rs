@@ -36,6 +36,7 @@ mod checked;
 pub(crate) mod consteval;
 mod edit;
 pub mod error;
+mod guarded_shuffle;
 pub mod lexer;
 mod loop_checks;
 pub mod prelude;

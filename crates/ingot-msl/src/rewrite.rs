@@ -384,6 +384,9 @@ fn translate_expanded(
         prefix: &mut rw.prefix,
     };
     late.anonymous_struct_members();
+    if opts.target == Target::Cuda {
+        late.guarded_shuffles();
+    }
     late.ternaries();
     late.range_initialisers();
     if opts.checked && opts.target == Target::Cpu {
@@ -1931,9 +1934,14 @@ impl<'a> Rewriter<'a> {
     /// The rewritten user code: gaps copied, tokens replaced; line count preserved.
     /// The output text of tokens `a..=b` (the gaps between them included, not the one before).
     fn output_range(&self, a: usize, b: usize) -> String {
-        let mut out = String::new();
-        let mut pos = self.toks.get(a).map_or(0, |t| t.start);
-        for i in a..=b.min(self.toks.len().saturating_sub(1)) {
+        let pos = self.toks.get(a).map_or(0, |t| t.start);
+        self.render(a, b.min(self.toks.len().saturating_sub(1)) + 1, pos)
+    }
+
+    /// Tokens `a..b` with the source gaps before each, from source position `pos`.
+    fn render(&self, a: usize, b: usize, mut pos: usize) -> String {
+        let mut out = String::with_capacity(self.src.len() + self.src.len() / 8);
+        for i in a..b {
             let t = &self.toks[i];
             let gap = self.src.get(pos..t.start).unwrap_or("");
             if self.joined[i] {
@@ -1946,9 +1954,19 @@ impl<'a> Rewriter<'a> {
                     out.push_str(p);
                 }
             }
+            let orig = t.text(self.src);
             match &self.repl[i] {
-                None => out.push_str(t.text(self.src)),
-                Some(r) => out.push_str(r),
+                None => out.push_str(orig),
+                Some(r) => {
+                    out.push_str(r);
+                    let lost = orig
+                        .matches('\n')
+                        .count()
+                        .saturating_sub(r.matches('\n').count());
+                    for _ in 0..lost {
+                        out.push('\n');
+                    }
+                }
             }
             pos = t.end;
         }
@@ -2047,36 +2065,8 @@ impl<'a> Rewriter<'a> {
     }
 
     fn output(&self) -> String {
-        let mut out = String::with_capacity(self.src.len() + self.src.len() / 8);
-        let mut pos = 0;
-        for (i, t) in self.toks.iter().enumerate() {
-            let gap = self.src.get(pos..t.start).unwrap_or("");
-            if self.joined[i] {
-                out.extend(gap.chars().filter(|&c| c == '\n'));
-            } else {
-                out.push_str(gap);
-            }
-            if let Some(p) = self.prefix.get(&i) {
-                if !self.removed.iter().any(|&(a, b)| (a..=b).contains(&i)) {
-                    out.push_str(p);
-                }
-            }
-            let orig = t.text(self.src);
-            match &self.repl[i] {
-                None => out.push_str(orig),
-                Some(r) => {
-                    out.push_str(r);
-                    let lost = orig
-                        .matches('\n')
-                        .count()
-                        .saturating_sub(r.matches('\n').count());
-                    for _ in 0..lost {
-                        out.push('\n');
-                    }
-                }
-            }
-            pos = t.end;
-        }
+        let mut out = self.render(0, self.toks.len(), 0);
+        let pos = self.toks.last().map_or(0, |t| t.end);
         out.push_str(self.src.get(pos..).unwrap_or(""));
         out
     }

@@ -524,3 +524,29 @@ fn collapsed_member_overloads_leave_no_annotation_behind() {
     assert_eq!(user.matches("__device__").count(), 1, "{user}");
     assert_eq!(user.lines().count(), src.lines().count(), "{user}");
 }
+
+#[test]
+fn guarded_shuffles_run_in_the_whole_simdgroup_on_cuda() {
+    let src = r#"
+kernel void k(device float* a, uint l [[thread_index_in_simdgroup]], uint g [[thread_position_in_grid]]) {
+  float x = a[g];
+  for (uint d = 1; d < 32; d <<= 1) { if (l >= d) x += simd_shuffle_up(x, d); }
+  if (l > 3) { x = x * simd_broadcast(x, 2); }
+  if (l >>= 1) x += simd_shuffle_up(x, 1);
+  if (l > 0) x += simd_shuffle_up(a[g], 1);
+  a[g] = x;
+}
+"#;
+    let t = tr(src, Target::Cuda);
+    assert!(t
+        .text
+        .contains("{ auto ingot_shfl1 = simd_shuffle_up(x, d); if (l >= d) x += ingot_shfl1 ; }"));
+    assert!(t.text.contains(
+        "{ auto ingot_shfl2 = simd_broadcast(x, 2); if (l > 3) { x = x * ingot_shfl2 ; } }"
+    ));
+    // An assignment in the condition or an indexed operand: left in the branch.
+    assert!(t.text.contains("if (l >>= 1) x += simd_shuffle_up(x, 1);"));
+    assert!(t.text.contains("if (l > 0) x += simd_shuffle_up(a[g], 1);"));
+    // The CPU's work-item loops give lanes outside the branch without it.
+    assert!(!tr(src, Target::Cpu).text.contains("ingot_shfl"));
+}

@@ -486,7 +486,8 @@ impl<'a> Former<'a> {
         }
     }
 
-    /// A branch or loop body that runs once per group under the current mask.
+    /// A branch or loop body in a scope of its own, run once per group under the innermost
+    /// mask of the chain.
     fn uniform_body(&mut self, s: &Stmt) {
         self.scopes.push(Vec::new());
         self.out.push_str("  {\n");
@@ -685,15 +686,7 @@ impl<'a> Former<'a> {
             mask: mask.to_string(),
             loop_id: None,
         });
-        self.scopes.push(Vec::new());
-        self.out.push_str("  {\n");
-        match s {
-            Stmt::Block(v) => self.sequence(v),
-            other => self.statement(other, &[]),
-        }
-        self.flush();
-        self.out.push_str("  }\n");
-        self.scopes.pop();
+        self.uniform_body(s);
         self.chain.pop();
     }
 
@@ -742,15 +735,7 @@ impl<'a> Former<'a> {
             mask: c.clone(),
             loop_id: Some((id, true)),
         });
-        self.scopes.push(Vec::new());
-        self.out.push_str("  {\n");
-        match body {
-            Stmt::Block(v) => self.sequence(v),
-            other => self.statement(other, &[]),
-        }
-        self.flush();
-        self.out.push_str("  }\n");
-        self.scopes.pop();
+        self.uniform_body(body);
         self.chain.pop();
         if let Some(inc) = inc.filter(|i| !i.is_empty()) {
             let t = format!("{};", self.span_text(inc));

@@ -577,6 +577,24 @@ inline void* tgmem(uint32_t n) {
   return s.tgmem + s.tgmem_off[n & 7];
 }
 
+namespace detail {
+// Thread (x, y, z) of the group at grid origin `o`, linear index `lin`.
+__attribute__((always_inline)) inline void place(thread_ids& u, const uint32_t* o, uint32_t x,
+                                                 uint32_t y, uint32_t z, uint32_t lin) {
+  u.thread_position_in_grid[0] = o[0] + x;
+  u.thread_position_in_grid[1] = o[1] + y;
+  u.thread_position_in_grid[2] = o[2] + z;
+  u.thread_position_in_threadgroup[0] = x;
+  u.thread_position_in_threadgroup[1] = y;
+  u.thread_position_in_threadgroup[2] = z;
+  u.thread_index_in_threadgroup = lin;
+  u.thread_index_in_simdgroup = lin & 31;
+  u.simdgroup_index_in_threadgroup = lin >> 5;
+  u.thread_index_in_quadgroup = lin & 3;
+  u.quadgroup_index_in_threadgroup = lin >> 2;
+}
+}  // namespace detail
+
 // The group a Mode::WorkItems group function runs: its threads, their ids, scratch memory
 // (reset for every group) and the SIMD-group exchange's passes.
 struct wi_group {
@@ -593,17 +611,7 @@ struct wi_group {
       y = (i / b[0]) % b[1];
       z = i / (b[0] * b[1]);
     }
-    u.thread_position_in_grid[0] = o[0] + x;
-    u.thread_position_in_grid[1] = o[1] + y;
-    u.thread_position_in_grid[2] = o[2] + z;
-    u.thread_position_in_threadgroup[0] = x;
-    u.thread_position_in_threadgroup[1] = y;
-    u.thread_position_in_threadgroup[2] = z;
-    u.thread_index_in_threadgroup = i;
-    u.thread_index_in_simdgroup = i & 31;
-    u.simdgroup_index_in_threadgroup = i >> 5;
-    u.thread_index_in_quadgroup = i & 3;
-    u.quadgroup_index_in_threadgroup = i >> 2;
+    detail::place(u, o, x, y, z, i);
     return u;
   }
 
@@ -782,17 +790,7 @@ inline int run_groups(const ingot::launch* L, uint32_t group_begin, uint32_t gro
           for (uint32_t x = 0; x < b[0]; ++x, ++lin) {
             thread_ids& u = s.fibers[lin].ids;
             u = t;
-            u.thread_position_in_grid[0] = o[0] + x;
-            u.thread_position_in_grid[1] = o[1] + y;
-            u.thread_position_in_grid[2] = o[2] + z;
-            u.thread_position_in_threadgroup[0] = x;
-            u.thread_position_in_threadgroup[1] = y;
-            u.thread_position_in_threadgroup[2] = z;
-            u.thread_index_in_threadgroup = lin;
-            u.thread_index_in_simdgroup = lin & 31;
-            u.simdgroup_index_in_threadgroup = lin >> 5;
-            u.thread_index_in_quadgroup = lin & 3;
-            u.quadgroup_index_in_threadgroup = lin >> 2;
+            detail::place(u, o, x, y, z, lin);
           }
       s.cur = detail::CUR_SCHED;
       detail::run_fiber_group(s, n);

@@ -40,6 +40,8 @@ LAYERS = {
         ("ternary", 5),
         ("range_init", 5),
         ("loop_checks", 5),
+        ("guarded_shuffle", 5),
+        ("wiloops", 2),
         ("wrapper_cpu", 6),
         ("wrapper_cuda", 6),
         ("rewrite", 7),

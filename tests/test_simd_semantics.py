@@ -6,9 +6,10 @@ a loop whose trip count differs by lane runs each iteration's collective with th
 in it, and a shuffle whose source lane is outside the branch reads that lane's current value.
 Outputs are poisoned before each run; inputs are fresh random values.
 
-On the CPU, `engine` runs every case with the work-item loop engine (the default) and with
-fibers forced (`INGOT_CPU_ENGINE=fibers`); cases the fiber engine does not model yet say so in
-`FIBERS_DIFFER`. On another default device (CUDA) each case runs once.
+On the CPU, `engine` runs every case with the work-item loop engine (the default), with fibers
+forced (`INGOT_CPU_ENGINE=fibers`) and in checked mode (`INGOT_CHECKED=1`: bounds checks and
+barrier checks, on fibers; a correct kernel must not fault); cases the fiber engine does not
+model yet say so in `FIBERS_DIFFER`. On another default device (CUDA) each case runs once.
 """
 
 import numpy as np
@@ -21,14 +22,17 @@ ON_CPU = ig.default_device().kind == "cpu"
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 
 
-@pytest.fixture(params=["work-items", "fibers"])
+@pytest.fixture(params=["work-items", "fibers", "checked"])
 def engine(request, monkeypatch):
-    if not ON_CPU and request.param == "fibers":
+    """The CPU engine mode; "checked" is checked mode (bounds and barrier checks, fibers)."""
+    if not ON_CPU and request.param != "work-items":
         pytest.skip("engine modes are the CPU's: the default device runs each case once")
+    monkeypatch.delenv("INGOT_CPU_ENGINE", raising=False)
+    monkeypatch.delenv("INGOT_CHECKED", raising=False)
     if request.param == "fibers":
         monkeypatch.setenv("INGOT_CPU_ENGINE", "fibers")
-    else:
-        monkeypatch.delenv("INGOT_CPU_ENGINE", raising=False)
+    if request.param == "checked":
+        monkeypatch.setenv("INGOT_CHECKED", "1")
     return request.param
 
 
@@ -73,7 +77,7 @@ FIBERS_DIFFER = {"shuffle_up_scan"}
 
 
 def skip_fibers(case, engine):
-    if engine == "fibers" and ON_CPU and case in FIBERS_DIFFER:
+    if engine in ("fibers", "checked") and ON_CPU and case in FIBERS_DIFFER:
         pytest.skip(f"{case}: the fiber engine reads zero from lanes outside the branch (issue 41)")
 
 

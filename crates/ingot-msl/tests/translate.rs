@@ -550,3 +550,23 @@ kernel void k(device float* a, uint l [[thread_index_in_simdgroup]], uint g [[th
     // The CPU's work-item loops give lanes outside the branch without it.
     assert!(!tr(src, Target::Cpu).text.contains("ingot_shfl"));
 }
+
+#[test]
+fn work_item_storage_never_names_a_local_of_the_kernel() {
+    // `x` lives across the barrier and its type names the body's `n`: the per-thread storage is
+    // declared before the body runs, so the kernel keeps fibers (it compiled wrongly before).
+    let src = r#"
+kernel void k(device float* a, uint i [[thread_index_in_threadgroup]]) {
+  constexpr int n = 4;
+  float x[n];
+  for (int j = 0; j < n; ++j) x[j] = a[i * n + j];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  a[i] = x[0] + x[3];
+}
+"#;
+    let t = tr(src, Target::Cpu);
+    assert_eq!(
+        t.cpu_modes["k"],
+        ingot_msl::CpuMode::Fibers("the type of `x` names `n`, declared in the kernel".into())
+    );
+}

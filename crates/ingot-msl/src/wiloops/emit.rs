@@ -519,13 +519,8 @@ impl<'a> Former<'a> {
             match r.decl(sp) {
                 Decl::Vars(v) => me.locals.extend(v.into_iter().map(|x| x.name)),
                 Decl::Unknown(_) | Decl::Uniform => {
-                    // Any identifier before `=`, `(`, `{`, `[`, `,` or `;` may be a name.
-                    for i in sp.a + 1..sp.b {
-                        if matches!(me.text(i), "=" | "(" | "{" | "[" | "," | ";")
-                            && me.toks[i - 1].kind == TokenKind::Ident
-                        {
-                            me.locals.insert(me.text(i - 1).to_string());
-                        }
+                    if let Some(n) = me.declared_name(sp) {
+                        me.locals.insert(n);
                     }
                 }
                 Decl::Expr => {}
@@ -559,6 +554,43 @@ impl<'a> Former<'a> {
             }
             Stmt::Return(_) | Stmt::Break | Stmt::Continue => {}
         }
+    }
+
+    /// The name a declaration the former does not hoist introduces: `using N =`, the last
+    /// name of a `typedef`, the reference of a threadgroup variable (`T (&N)[k] = tg_var...`),
+    /// else the name before the first top-level `=`, `(`, `{`, `[`, `,` or `;`.
+    fn declared_name(&self, sp: Span) -> Option<String> {
+        let t = |i: usize| self.text(i);
+        if t(sp.a) == "using" && t(sp.a + 2) == "=" {
+            return Some(t(sp.a + 1).to_string());
+        }
+        if t(sp.a) == "typedef" {
+            return (sp.a..sp.b)
+                .rev()
+                .find(|&i| self.toks[i].kind == TokenKind::Ident)
+                .map(|i| t(i).to_string());
+        }
+        if let Some(k) = (sp.a + 1..sp.b).find(|&k| t(k) == "&" && t(k - 1) == "(") {
+            return Some(t(k + 1).to_string());
+        }
+        let (mut d, mut angle) = (0, 0);
+        for i in sp.a..sp.b {
+            match t(i) {
+                "<" => angle += 1,
+                ">" => angle -= 1,
+                "=" | "(" | "{" | "[" | "," | ";" if d == 0 && angle <= 0 && i > sp.a => {
+                    let p = i - 1;
+                    return (self.toks[p].kind == TokenKind::Ident).then(|| t(p).to_string());
+                }
+                _ => {}
+            }
+            match t(i) {
+                "(" | "[" | "{" => d += 1,
+                ")" | "]" | "}" => d -= 1,
+                _ => {}
+            }
+        }
+        None
     }
 
     /// True when `sp` has the same value in every thread of the group: it reads no per-thread
@@ -884,6 +916,19 @@ impl<'a> Former<'a> {
         if !self.used_names.insert(v.name.clone()) {
             self.refuse(format!(
                 "the name `{}` is declared twice across barriers",
+                v.name
+            ));
+            return;
+        }
+        // The storage is declared at the top of the group function: its type may not name
+        // anything the body declares (`constexpr int n = 4; float x[n];`).
+        if let Some(w) = v
+            .storage
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|w| !w.is_empty() && self.locals.contains(*w))
+        {
+            self.refuse(format!(
+                "the type of `{}` names `{w}`, declared in the kernel",
                 v.name
             ));
             return;

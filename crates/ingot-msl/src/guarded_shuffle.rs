@@ -124,57 +124,8 @@ impl Edit<'_> {
         None
     }
 
-    /// Tokens `a..b` only read variables: names (not called), numbers, arithmetic, comparisons,
-    /// member access and parentheses; no assignment, increment, call or indexing.
+    /// Tokens `a..b` only read variables (see `wiloops::reads_only`).
     fn pure(&self, a: usize, b: usize) -> bool {
-        (a..b).all(|k| {
-            let t = self.toks[k];
-            match t.kind {
-                TokenKind::Ident => !self.is(k + 1, "("),
-                TokenKind::Number => true,
-                TokenKind::Punct => {
-                    let s = self.text(k);
-                    if s == "=" {
-                        // only the second half of `<=` / `>=` (not `<<=`, `>>=`, `x = y`)
-                        let p = k.wrapping_sub(1);
-                        let touching = |x: usize, y: usize| {
-                            self.toks
-                                .get(x)
-                                .zip(self.toks.get(y))
-                                .is_some_and(|(l, r)| l.end == r.start)
-                        };
-                        return matches!(self.text(p), "<" | ">")
-                            && touching(p, k)
-                            && !(self.text(p.wrapping_sub(1)) == self.text(p)
-                                && touching(p.wrapping_sub(1), p));
-                    }
-                    matches!(
-                        s,
-                        "+" | "-"
-                            | "*"
-                            | "/"
-                            | "%"
-                            | "&"
-                            | "|"
-                            | "^"
-                            | "~"
-                            | "!"
-                            | "<"
-                            | ">"
-                            | "("
-                            | ")"
-                            | "."
-                            | ","
-                            | "?"
-                            | ":"
-                            | "=="
-                            | "!="
-                            | "&&"
-                            | "||"
-                    )
-                }
-                _ => false,
-            }
-        })
+        crate::wiloops::reads_only(self.src, self.toks, a, b)
     }
 }

@@ -547,8 +547,12 @@ kernel void k(device float* a, uint l [[thread_index_in_simdgroup]], uint g [[th
     // An assignment in the condition or an indexed operand: left in the branch.
     assert!(t.text.contains("if (l >>= 1) x += simd_shuffle_up(x, 1);"));
     assert!(t.text.contains("if (l > 0) x += simd_shuffle_up(a[g], 1);"));
-    // The CPU's work-item loops give lanes outside the branch without it.
-    assert!(!tr(src, Target::Cpu).text.contains("ingot_shfl"));
+    // The CPU's work-item loops give lanes outside the branch without it: lanes outside the
+    // branch deposit a pure operand passively (phase 3: the three shuffles of `x`); an indexed
+    // operand (`a[g]`) does not.
+    let cpu = tr(src, Target::Cpu).text;
+    assert!(!cpu.contains("ingot_shfl"));
+    assert_eq!(cpu.matches("[ingot_i] ? 1 : 3);").count(), 3, "{cpu}");
 }
 
 #[test]

@@ -1026,43 +1026,7 @@ impl<'a> Former<'a> {
         ]
         .iter()
         .any(|p| name.starts_with(p));
-        shuffle
-            && (a + 2..b).all(|i| {
-                let t = self.toks[i];
-                match t.kind {
-                    TokenKind::Ident => self.text(i + 1) != "(",
-                    TokenKind::Number => true,
-                    TokenKind::Punct => {
-                        matches!(
-                            self.text(i),
-                            "+" | "-"
-                                | "*"
-                                | "/"
-                                | "%"
-                                | "&"
-                                | "|"
-                                | "^"
-                                | "~"
-                                | "!"
-                                | "<"
-                                | ">"
-                                | "("
-                                | ")"
-                                | "."
-                                | ","
-                                | "?"
-                                | ":"
-                                | "=="
-                                | "!="
-                                | "&&"
-                                | "||"
-                        ) && !(self.text(i + 1) == "="
-                            && self.toks.get(i + 1).is_some_and(|n| n.start == t.end)
-                            && !matches!(self.text(i), "<" | ">" | "!"))
-                    }
-                    _ => false,
-                }
-            })
+        shuffle && super::reads_only(self.src, self.toks, a + 2, b)
     }
 
     /// Writes the pending region as one loop over the active threads.

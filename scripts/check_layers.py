@@ -42,6 +42,7 @@ LAYERS = {
         ("loop_checks", 5),
         ("guarded_shuffle", 5),
         ("wiloops", 2),
+        ("purity", 1),
         ("wrapper_cpu", 6),
         ("wrapper_cuda", 6),
         ("rewrite", 7),

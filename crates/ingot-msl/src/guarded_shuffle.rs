@@ -124,8 +124,8 @@ impl Edit<'_> {
         None
     }
 
-    /// Tokens `a..b` only read variables (see `wiloops::reads_only`).
+    /// Tokens `a..b` only read variables (see `purity::reads_only`).
     fn pure(&self, a: usize, b: usize) -> bool {
-        crate::wiloops::reads_only(self.src, self.toks, a, b)
+        crate::purity::reads_only(self.src, self.toks, a, b)
     }
 }

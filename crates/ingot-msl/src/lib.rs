@@ -41,6 +41,7 @@ pub mod lexer;
 mod loop_checks;
 pub mod prelude;
 pub mod preprocess;
+mod purity;
 mod range_init;
 pub mod reflect;
 pub mod rewrite;

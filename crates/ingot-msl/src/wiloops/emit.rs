@@ -1026,7 +1026,7 @@ impl<'a> Former<'a> {
         ]
         .iter()
         .any(|p| name.starts_with(p));
-        shuffle && super::reads_only(self.src, self.toks, a + 2, b)
+        shuffle && crate::purity::reads_only(self.src, self.toks, a + 2, b)
     }
 
     /// Writes the pending region as one loop over the active threads.

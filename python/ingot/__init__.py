@@ -65,6 +65,7 @@ from ._creation import (
     full,
     full_like,
     linspace,
+    logspace,
     meshgrid,
     ones,
     ones_like,

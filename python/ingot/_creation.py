@@ -47,9 +47,19 @@ def _numpy_from_python(obj: Any, dtype: Optional[DType]) -> np.ndarray:
         if isinstance(obj, int) or (isinstance(obj, (list, tuple)) and any(isinstance(v, int) for v in obj)):
             raise OverflowError("Python integer out of range for every ingot dtype")
         raise TypeError(f"cannot convert {type(obj).__name__} to an ingot array (ragged or object data)")
-    if np_dtype is None and a.dtype.kind in "iu" and a.dtype != np.int64 and a.dtype != np.uint64:
+    if (np_dtype is None and a.dtype.kind in "iu" and a.dtype != np.int64
+            and a.dtype != np.uint64 and not _has_typed_leaf(obj)):
+        # Python ints default to int64 on every platform (NumPy 1.x on Windows chose int32);
+        # elements that carry a dtype (NumPy scalars, 0-d arrays) keep NumPy's result dtype.
         a = a.astype(np.int64)
     return a
+
+
+def _has_typed_leaf(obj: Any) -> builtins.bool:
+    """True when a (nested) sequence holds an element with a dtype of its own."""
+    if isinstance(obj, (list, tuple)):
+        return builtins.any(_has_typed_leaf(o) for o in obj)
+    return isinstance(obj, (np.generic, np.ndarray, Array)) or hasattr(obj, "__array__")
 
 
 def asarray(
@@ -191,18 +201,50 @@ def arange(
     dtype: Any = None,
     device: Any = None,
 ) -> Array:
-    """``start, start + step, ...`` below ``stop`` (int64 for integer arguments, else float64)."""
+    """``start, start + step, ...`` below ``stop`` (int64 for integer arguments, else float64).
+
+    The bounds may be Python, NumPy or 0-d array scalars. Integer arguments are exact over the
+    whole int64 range; ``dtype`` may be any dtype, complex included (real values).
+
+    >>> import ingot
+    >>> ingot.arange(2**62, 2**62 + 3).tolist() == [2**62, 2**62 + 1, 2**62 + 2]
+    True
+    """
     if stop is None:
         start, stop = 0, start
-    for v in (start, stop, step):
-        if not isinstance(v, (int, float)) or isinstance(v, builtins.bool):
-            raise TypeError("arange arguments must be Python ints or floats")
+    start, stop, step = (_arange_bound(v) for v in (start, stop, step))
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    if dtype is None:
-        all_int = all(isinstance(v, int) for v in (start, stop, step))
-        dtype = int64 if all_int else float64
-    return _ingot.arange(float(start), float(stop), float(step), as_dtype(dtype), _device(device))
+    all_int = all(isinstance(v, int) for v in (start, stop, step))
+    d = (int64 if all_int else float64) if dtype is None else as_dtype(dtype)
+    dev = _device(device)
+    if d.kind == "complex floating":
+        part = float64 if d == complex128 else _ingot.float32
+        return arange(start, stop, step, dtype=part, device=device).astype(d)
+    if all_int and builtins.max(abs(start), abs(stop), abs(step)) > 2**53:
+        # float64 bounds would round: count in integers, then start + step * i in int64.
+        n = builtins.max(0, -((start - stop) // step))
+        for v in (start, start + step * (n - 1) if n else start):
+            if not -(2**63) <= v < 2**63:
+                raise OverflowError(f"arange: {v} is out of the int64 range")
+        if n <= 1:
+            return asarray([start][:n], dtype=int64, device=device).astype(d, copy=False)
+        i = _ingot.arange(0.0, float(n), 1.0, int64, dev)
+        return (i * step + start).astype(d, copy=False)
+    return _ingot.arange(float(start), float(stop), float(step), d, dev)
+
+
+def _arange_bound(v: Any) -> Union[int, float]:
+    """A bound of ``arange`` as a Python int or float (0-d arrays and NumPy scalars too)."""
+    if isinstance(v, (Array, np.ndarray)):
+        if v.ndim != 0:
+            raise TypeError("arange: the bounds must be scalars or 0-d arrays")
+        v = v.item() if isinstance(v, np.ndarray) else v.to_device("cpu").item()
+    elif isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, builtins.bool) or not isinstance(v, (int, float)):
+        raise TypeError("arange arguments must be real numbers (ints or floats)")
+    return v
 
 
 def linspace(
@@ -242,6 +284,34 @@ def linspace(
     return _ingot.linspace(float(start), float(stop), num, builtins.bool(endpoint), d, _device(device))
 
 
+def logspace(
+    start: Union[int, float],
+    stop: Union[int, float],
+    /,
+    num: int = 50,
+    *,
+    endpoint: builtins.bool = True,
+    base: Union[int, float] = 10.0,
+    dtype: Any = None,
+    device: Any = None,
+) -> Array:
+    """NumPy's ``logspace``: ``base ** linspace(start, stop, num, endpoint=endpoint)`` (not in
+    the array API standard; NumPy's and CuPy's users expect it). Default dtype float64.
+
+    >>> import ingot
+    >>> ingot.logspace(0, 3, 4).tolist()
+    [1.0, 10.0, 100.0, 1000.0]
+    """
+    d = float64 if dtype is None else as_dtype(dtype)
+    work = complex128 if d.kind == "complex floating" else float64
+    if _device(device) is not None and _device(device).kind == "metal" and work == float64:
+        work = _ingot.float32
+    y = linspace(start, stop, num, endpoint=endpoint, dtype=work, device=device)
+    from ._functions import pow as _pow
+
+    return _pow(asarray(base, dtype=work, device=y.device), y).astype(d, copy=False)
+
+
 def eye(
     n_rows: int,
     n_cols: Optional[int] = None,
@@ -273,7 +343,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[builtins.bool] 
     return a
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> list:
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple:
     """Coordinate matrices from 1-D coordinate vectors: one array per input, each of shape
     ``(len(a0), len(a1), ...)`` for ``indexing="ij"``; ``"xy"`` swaps the first two lengths
     (Cartesian indexing). The results are new arrays.
@@ -309,7 +379,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list:
         shape = [1] * n
         shape[pos] = a.shape[0]
         out.append(a.reshape(tuple(shape)).broadcast_to(tuple(lengths)).copy())
-    return out
+    return tuple(out)
 
 
 def _triangle(x: Array, k: int, lower: builtins.bool) -> Array:

@@ -7,6 +7,7 @@ Every function here converts its arguments and calls one native operation; the c
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 from . import _fuse, _ingot
@@ -414,16 +415,35 @@ def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any =
 
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
-    """``x`` broadcast to ``shape`` (a view)."""
+    """``x`` broadcast to ``shape``: a read-only view, as NumPy's (writing raises ``ValueError``;
+    copy it to write)."""
     return _check_array(x, "broadcast_to").broadcast_to(tuple(shape))
 
 
-def broadcast_arrays(*arrays: Array) -> list:
-    """The arrays broadcast against each other (views)."""
-    shape: tuple = ()
-    for a in arrays:
-        shape = _broadcast_shapes(shape, _check_array(a, "broadcast_arrays").shape)
-    return [a.broadcast_to(shape) for a in arrays]
+def broadcast_arrays(*arrays: Array) -> Tuple[Array, ...]:
+    """The arrays broadcast against each other, as a tuple (2025.12): views, read-only where
+    broadcasting repeats elements (an array that already has the shape comes back as a plain,
+    writable view)."""
+    shape = broadcast_shapes(*(_check_array(a, "broadcast_arrays").shape for a in arrays))
+    return tuple(a[...] if a.shape == shape else a.broadcast_to(shape) for a in arrays)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
+    """The shape that arrays of ``shapes`` broadcast to (``()`` for no shapes); ``ValueError``
+    when they do not broadcast.
+
+    >>> import ingot
+    >>> ingot.broadcast_shapes((3, 1), (4,), (1, 1, 1))
+    (1, 3, 4)
+    """
+    out: tuple = ()
+    for i, s in enumerate(shapes):
+        try:
+            s = tuple(operator.index(d) for d in s)
+        except TypeError:
+            raise TypeError(f"broadcast_shapes: shape {i} is not a sequence of integers") from None
+        out = _broadcast_shapes(out, s)
+    return out
 
 
 def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
@@ -433,19 +453,39 @@ def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
     out = []
     for p, q in zip(a, b):
         if p != q and p != 1 and q != 1:
-            raise ValueError(f"shapes {a} and {b} do not broadcast")
+            raise ValueError(
+                f"shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                f"between {a} and {b}")
         out.append(q if p == 1 else p)
     return tuple(out)
 
 
-def expand_dims(x: Array, /, axis: int = 0) -> Array:
-    """Inserts an axis of length 1 at ``axis`` (a view); ``axis`` may be given by position.
+def expand_dims(x: Array, /, axis: Union[int, Tuple[int, ...]] = 0) -> Array:
+    """Inserts axes of length 1 (a view). ``axis`` is a position, or a tuple of positions in the
+    result (2025.12), each in ``[-M, M)`` for ``M = x.ndim + len(axis)`` and all distinct.
 
     >>> import ingot
     >>> ingot.expand_dims(ingot.asarray([1, 2]), 1).shape
     (2, 1)
+    >>> ingot.expand_dims(ingot.zeros((3, 4)), (0, -1)).shape
+    (1, 3, 4, 1)
     """
-    return _check_array(x, "expand_dims").expand_dims(axis)
+    _check_array(x, "expand_dims")
+    if not isinstance(axis, (tuple, list)):
+        return x.expand_dims(operator.index(axis))
+    m = x.ndim + len(axis)
+    positions = []
+    for a in axis:
+        a = operator.index(a)
+        if not -m <= a < m:
+            raise IndexError(f"axis {a} is out of bounds for array of dimension {m}")
+        positions.append(a % m)
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"expand_dims: repeated axis in {tuple(axis)}")
+    out = x
+    for p in sorted(positions):
+        out = out.expand_dims(p)
+    return out
 
 
 def squeeze(x: Array, /, axis: Axis = None) -> Array:
@@ -544,6 +584,7 @@ __all__ = [
     "bitwise_right_shift",
     "bitwise_xor",
     "broadcast_arrays",
+    "broadcast_shapes",
     "broadcast_to",
     "ceil",
     "clip",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from . import _ingot
 from ._dtypes import ALL_DTYPES, FLOATING, INTEGER, SIGNED, UNSIGNED, as_dtype, isdtype
@@ -22,9 +22,9 @@ class Info:
         """The default device (``INGOT_DEVICE`` or the best available)."""
         return _ingot.default_device()
 
-    def devices(self) -> List[Device]:
-        """Every available device."""
-        return _ingot.devices()
+    def devices(self) -> Tuple[Device, ...]:
+        """Every available device, as a tuple (2025.12)."""
+        return tuple(_ingot.devices())
 
     def default_dtypes(self, *, device: Optional[Union[Device, str]] = None) -> Dict[str, Any]:
         """Default dtypes: float64 for real floating, complex128 for complex floating, int64 for

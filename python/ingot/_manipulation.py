@@ -114,7 +114,7 @@ def repeat(x: Array, repeats: Union[int, Array], /, *, axis: Optional[int] = Non
     expanded = x.expand_dims(ax + 1)
     target = tuple(shape[: ax + 1]) + (k,) + tuple(shape[ax + 1:])
     shape[ax] = n * k
-    return expanded.broadcast_to(target).reshape(tuple(shape))
+    return _fresh(expanded.broadcast_to(target).reshape(tuple(shape)), x)
 
 
 def roll(
@@ -188,7 +188,14 @@ def tile(x: Array, repetitions: Tuple[int, ...], /) -> Array:
     for r, s in zip(reps, shape):
         target += [r, s]
     out = x.reshape(tuple(inter)).broadcast_to(tuple(target))
-    return out.reshape(tuple(r * s for r, s in zip(reps, shape)))
+    return _fresh(out.reshape(tuple(r * s for r, s in zip(reps, shape))), x)
+
+
+def _fresh(out: Array, x: Array) -> Array:
+    """``out`` as an array of its own: a copy when it still views ``x``'s memory (a reshaped
+    broadcast, or ``x`` itself), so that writing the result never changes ``x``, as NumPy's
+    ``tile`` and ``repeat`` guarantee."""
+    return out.copy() if out._shares_buffer(x) else out
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> Tuple[Array, ...]:

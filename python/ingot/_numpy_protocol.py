@@ -417,6 +417,14 @@ def _where(condition: Any, *xy: Any) -> Any:
     c, x, y = (_operand(v, device) for v in (condition, *xy))
     if not isinstance(c, Array):
         c = _ns().asarray(c, device=device)
+    if not isinstance(x, Array) and not isinstance(y, Array):
+        # `numpy.where(mask, 1, 0)`: two scalars take NumPy's result dtype (int64 for Python
+        # ints, the scalars' own dtype for NumPy scalars).
+        dt = np.result_type(*xy)
+        if dt.name not in _INGOT_DTYPE_NAMES and dt.kind != "c":
+            return NotImplemented
+        x = _ns().asarray(x, dtype=dt.name, device=device)
+        y = _ns().asarray(y, dtype=dt.name, device=device)
     return _ns().where(_ns().astype(c, _ingot.bool, copy=False), x, y)
 
 

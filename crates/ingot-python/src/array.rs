@@ -304,6 +304,17 @@ impl PyArray {
         size1_item(py, &self.inner, "item()")
     }
 
+    /// NumPy's `view`: the same memory read as `dtype` (this array's dtype when None); of
+    /// another element size the last axis must be contiguous and changes length.
+    #[pyo3(signature = (dtype = None, /))]
+    fn view(&self, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let d = match dtype {
+            Some(d) => dtype_from_py(d)?,
+            None => self.inner.dtype(),
+        };
+        guard(|| Ok(self.inner.view_dtype(d).py_err()?.into()))
+    }
+
     /// A new contiguous copy.
     fn copy(&self, py: Python<'_>) -> PyResult<PyArray> {
         let a = self.inner.clone();
@@ -385,10 +396,11 @@ impl PyArray {
         guard(|| Ok(self.inner.permute(&axes).py_err()?.into()))
     }
 
-    /// Broadcasts to `shape` (a read-only-in-spirit view with zero strides).
+    /// Broadcasts to `shape`: a read-only view (zero strides repeat elements), as NumPy's
+    /// `broadcast_to` is, even when nothing repeats.
     fn broadcast_to(&self, shape: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         let s = shape_from_py(shape)?;
-        guard(|| Ok(self.inner.broadcast_to(&s).py_err()?.into()))
+        guard(|| Ok(self.inner.broadcast_to(&s).py_err()?.read_only().into()))
     }
 
     /// Inserts an axis of length 1 (a view).

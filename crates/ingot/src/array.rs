@@ -4,6 +4,12 @@
 //! buffer. Operations that produce new values allocate a new buffer on the same device. Arrays
 //! from different devices never mix implicitly.
 //!
+//! Writes through a view are well defined only when each element of the view is its own memory
+//! location. A view that repeats elements (a zero stride on an axis longer than one, as
+//! `broadcast_to` makes) is therefore read-only, and so is every view taken from it: writing one
+//! element would change many, and ops writing it in parallel would race. A read-only view of
+//! writable memory does not make the memory read-only; the array it came from stays writable.
+//!
 //! This file holds the type, its constructors and its views. The methods that move data
 //! (`copy`, `astype`, `assign`, `fill`, `contiguous`, `reshape`, `to_device`, `to_bytes`,
 //! `to_vec`, `item`) run ops, so the ops layer defines them (`ops/copy.rs`): an array never
@@ -31,6 +37,8 @@ pub struct Array {
     buffer: Arc<Buffer>,
     layout: Layout,
     dtype: DType,
+    /// Writes through this view are refused (see the module docs), whatever the buffer allows.
+    read_only: bool,
 }
 
 /// Rust element types that map to a dtype (used by [`Array::from_vec`] and [`Array::to_vec`]).
@@ -58,10 +66,12 @@ impl Array {
                 )));
             }
         }
+        let read_only = layout.repeats_elements();
         Ok(Array {
             buffer,
             layout,
             dtype,
+            read_only,
         })
     }
 
@@ -79,6 +89,7 @@ impl Array {
             buffer: Arc::new(buffer),
             layout: Layout::contiguous(shape),
             dtype,
+            read_only: false,
         })
     }
 
@@ -161,9 +172,28 @@ impl Array {
         self.layout.is_contiguous()
     }
 
-    /// True when the memory may be written.
+    /// True when the array may be written: its memory is writable and the view does not repeat
+    /// elements (nor comes from one that does).
+    ///
+    /// ```
+    /// use ingot::{Array, Device};
+    /// let a = Array::from_vec(vec![1.0f32, 2.0], &[2], Device::Cpu).unwrap();
+    /// assert!(a.is_writable());
+    /// let b = a.broadcast_to(&[3, 2]).unwrap();
+    /// assert!(!b.is_writable());
+    /// assert!(!b.index(&[ingot::layout::IndexItem::Int(0)]).unwrap().is_writable());
+    /// assert!(a.is_writable());
+    /// ```
     pub fn is_writable(&self) -> bool {
-        self.buffer.is_writable()
+        !self.read_only && self.buffer.is_writable()
+    }
+
+    /// The same view, read-only (writes through it are refused; the memory is unchanged).
+    pub fn read_only(&self) -> Array {
+        Array {
+            read_only: true,
+            ..self.clone()
+        }
     }
 
     /// True when the two arrays view the same buffer.
@@ -171,9 +201,17 @@ impl Array {
         Arc::ptr_eq(&self.buffer, &other.buffer)
     }
 
-    /// The same buffer seen through another layout (checked against the buffer size).
+    /// The same buffer seen through another layout (checked against the buffer size); read-only
+    /// when this view is or when the new layout repeats elements.
     pub fn with_layout(&self, layout: Layout) -> Result<Array> {
-        Array::from_parts(self.buffer.clone(), layout, self.dtype)
+        self.derived(Array::from_parts(self.buffer.clone(), layout, self.dtype))
+    }
+
+    /// `view`, a view of this array's buffer, read-only when this array is.
+    fn derived(&self, view: Result<Array>) -> Result<Array> {
+        let mut v = view?;
+        v.read_only |= self.read_only;
+        Ok(v)
     }
 
     /// Reinterprets the bytes as another dtype of the same size.
@@ -184,7 +222,74 @@ impl Array {
                 self.dtype
             )));
         }
-        Array::from_parts(self.buffer.clone(), self.layout.clone(), dtype)
+        self.derived(Array::from_parts(
+            self.buffer.clone(),
+            self.layout.clone(),
+            dtype,
+        ))
+    }
+
+    /// NumPy's `ndarray.view(dtype)`: the same bytes read as another dtype. Of the same
+    /// element size, any layout; of another size, the last axis must be contiguous and its
+    /// length in bytes a multiple of the new size, and it changes length accordingly (a 0-d
+    /// array keeps its element size). Writes through the view change this array.
+    ///
+    /// ```
+    /// use ingot::{Array, DType, Device};
+    /// let a = Array::from_vec(vec![1.0f32, 2.0], &[2], Device::Cpu).unwrap();
+    /// let b = a.view_dtype(DType::UInt16).unwrap();
+    /// assert_eq!(b.shape(), &[4]);
+    /// assert_eq!(b.to_vec::<u16>().unwrap(), vec![0, 0x3f80, 0, 0x4000]);
+    /// ```
+    pub fn view_dtype(&self, dtype: DType) -> Result<Array> {
+        let (old, new) = (self.dtype.size(), dtype.size());
+        if old == new {
+            return self.view_as(dtype);
+        }
+        let l = &self.layout;
+        let nd = l.ndim();
+        if nd == 0 {
+            return Err(Error::Value(
+                "Changing the dtype of a 0d array is only supported if the itemsize is unchanged"
+                    .into(),
+            ));
+        }
+        let last = l.shape()[nd - 1];
+        if last != 1 && l.strides()[nd - 1] != 1 && l.size() != 0 {
+            return Err(Error::Value(
+                "To change to a dtype of a different size, the last axis must be contiguous".into(),
+            ));
+        }
+        if !(last * old).is_multiple_of(new) {
+            return Err(Error::Value(format!(
+                "When changing to a {} dtype, its size must be a divisor of the total size in \
+                 bytes of the last axis of the array.",
+                if new > old { "larger" } else { "smaller" }
+            )));
+        }
+        // Offsets and strides are counted in elements, so the new ones must be whole elements
+        // of the new size (NumPy, counting bytes, can view misaligned memory; ingot cannot).
+        let in_bytes = |e: isize| e * old as isize;
+        let aligned = (l.offset() * old).is_multiple_of(new)
+            && l.strides()[..nd - 1]
+                .iter()
+                .all(|&s| in_bytes(s) % new as isize == 0);
+        if !aligned {
+            return Err(Error::Value(format!(
+                "cannot view {} as {dtype}: the view's start or strides are not whole {dtype} \
+                 elements (copy the array first)",
+                self.dtype
+            )));
+        }
+        let mut shape = l.shape().to_vec();
+        shape[nd - 1] = last * old / new;
+        let mut strides: Vec<isize> = l.strides()[..nd - 1]
+            .iter()
+            .map(|&s| in_bytes(s) / new as isize)
+            .collect();
+        strides.push(1);
+        let layout = Layout::new(shape, strides, l.offset() * old / new)?;
+        self.derived(Array::from_parts(self.buffer.clone(), layout, dtype))
     }
 
     /// The real (`imag = false`) or imaginary part of a complex array as a strided view of its
@@ -209,7 +314,11 @@ impl Array {
         let mut strides: Vec<isize> = l.strides().iter().map(|&s| s * 2).collect();
         strides.push(1);
         let layout = Layout::new(shape, strides, l.offset() * 2)?;
-        Array::from_parts(self.buffer.clone(), layout, self.dtype.real_dtype())
+        self.derived(Array::from_parts(
+            self.buffer.clone(),
+            layout,
+            self.dtype.real_dtype(),
+        ))
     }
 
     /// The inverse of [`Array::complex_pairs`]: a real array whose last axis holds 2 contiguous
@@ -235,7 +344,11 @@ impl Array {
             l.strides()[..nd - 1].iter().map(|s| s / 2).collect(),
             l.offset() / 2,
         )?;
-        Array::from_parts(self.buffer.clone(), layout, self.dtype.complex_dtype())
+        self.derived(Array::from_parts(
+            self.buffer.clone(),
+            layout,
+            self.dtype.complex_dtype(),
+        ))
     }
 
     /// Basic indexing: integers, slices, new axes, one ellipsis. Returns a view.
@@ -254,6 +367,7 @@ impl Array {
             buffer: self.buffer.clone(),
             layout: self.layout.transpose(),
             dtype: self.dtype,
+            read_only: self.read_only,
         }
     }
 
@@ -290,9 +404,14 @@ impl Array {
         if self.is_writable() {
             Ok(())
         } else {
-            Err(Error::ReadOnly(format!(
-                "{what}: the array's memory is read-only"
-            )))
+            Err(Error::ReadOnly(if self.buffer.is_writable() {
+                format!(
+                    "{what}: assignment destination is read-only (a view that repeats elements, \
+                     such as broadcast_to's; copy it first)"
+                )
+            } else {
+                format!("{what}: assignment destination is read-only (read-only memory)")
+            }))
         }
     }
 }

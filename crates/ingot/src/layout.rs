@@ -97,6 +97,17 @@ impl Layout {
         true
     }
 
+    /// True when two indices of the view reach the same element: a zero stride on an axis
+    /// longer than one (what broadcasting makes). Such a view must not be written.
+    pub fn repeats_elements(&self) -> bool {
+        self.size() > 1
+            && self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .any(|(&n, &s)| n > 1 && s == 0)
+    }
+
     /// The range of buffer elements the view can touch: `(lowest, highest + 1)`, or `None` when empty.
     pub fn span(&self) -> Option<(usize, usize)> {
         if self.size() == 0 {

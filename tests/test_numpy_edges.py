@@ -1,0 +1,148 @@
+"""The NumPy edges that real clients (SciPy's own suite) hit (issue #35), each against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ingot
+
+from conftest import DEVICE, ON_CPU, make, to_np
+
+POISON = -7777.0
+
+
+# ---- numpy.where dispatching to ingot ------------------------------------------------------------
+
+@pytest.mark.parametrize("x,y", [(1, 0), (1.5, -2), (True, False), (np.int32(3), np.int32(-4)),
+                                 (np.float32(0.5), 2), (1, 2.5)])
+def test_numpy_where_with_two_scalars(rng, x, y):
+    c = rng.random((4, 5)) < 0.5
+    got = np.where(make(c), x, y)
+    want = np.where(c, x, y)
+    assert isinstance(got, ingot.Array)
+    assert got.dtype == want.dtype.name
+    np.testing.assert_array_equal(to_np(got), want)
+
+
+def test_numpy_where_with_one_array(rng):
+    c = rng.random(6) < 0.5
+    v = rng.normal(size=6)
+    got = np.where(make(c), make(v), 0)
+    np.testing.assert_array_equal(to_np(got), np.where(c, v, 0))
+
+
+# ---- Array.view(dtype) --------------------------------------------------------------------------
+
+VIEWS = [("float32", "int32"), ("float32", "uint16"), ("float64", "float32"), ("int8", "int32"),
+         ("uint8", "float64"), ("float64", "complex128"), ("complex64", "float32"),
+         ("int64", "uint8"), ("float16", "int16"), ("bool", "uint8")]
+
+
+@pytest.mark.parametrize("src,dst", VIEWS, ids=[f"{a}-{b}" for a, b in VIEWS])
+def test_view_reinterprets_bytes_like_numpy(rng, src, dst):
+    a = rng.integers(0, 256, size=(3, 16), dtype=np.uint8).view(src)
+    if np.dtype(src).kind == "b":
+        a = rng.random((3, 16)) < 0.5
+    if np.dtype(src).kind in "fc":
+        a = rng.normal(size=a.shape).astype(src)
+    x = make(a)
+    v = x.view(dst)
+    want = a.view(dst)
+    assert v.shape == want.shape and v.dtype == dst
+    np.testing.assert_array_equal(to_np(v).view(np.uint8), want.view(np.uint8))
+    # the view shares memory: writes through it change x as they change a
+    if v.writable:
+        v[1] = 0
+        want[1] = 0
+        np.testing.assert_array_equal(to_np(x).view(np.uint8), a.view(np.uint8))
+
+
+def test_view_of_strided_and_transposed_arrays(rng):
+    a = rng.normal(size=(4, 6)).astype(np.float32)
+    x = make(a)
+    # same size: any layout
+    np.testing.assert_array_equal(to_np(x.T.view("int32")), a.T.view(np.int32))
+    np.testing.assert_array_equal(to_np(x[::2, 1::2].view("uint32")), a[::2, 1::2].view(np.uint32))
+    # another size with a contiguous last axis and aligned rows
+    np.testing.assert_array_equal(to_np(x[::2].view("float64")), a[::2].view(np.float64))
+    np.testing.assert_array_equal(to_np(x.view()), a)
+
+
+def test_view_errors_follow_numpy(rng):
+    x = make(rng.normal(size=(3, 5)).astype(np.float32))
+    with pytest.raises(ValueError, match="last axis must be contiguous"):
+        x.T.view("float64")
+    with pytest.raises(ValueError, match="must be a divisor"):
+        x.view("float64")
+    with pytest.raises(ValueError, match="0d array"):
+        x[0, 0].view("float64")
+    with pytest.raises(ValueError, match="read-only"):
+        ingot.broadcast_to(x[0], (2, 5)).view("int32")[0, 0] = 1
+
+
+# ---- asarray of NumPy scalars and 0-d arrays ----------------------------------------------------
+
+@pytest.mark.parametrize("make_items", [
+    lambda: [np.int32(1), np.int32(2)],
+    lambda: [np.int16(-1), np.int16(7), np.int16(3)],
+    lambda: [np.uint8(200), np.uint8(5)],
+    lambda: [[np.int32(1)], [np.int32(5)]],
+    lambda: [np.asarray(4, dtype=np.int32), np.asarray(9, dtype=np.int32)],
+    lambda: [ingot.asarray(3, dtype="int32"), ingot.asarray(-8, dtype="int32")],
+    lambda: [np.float32(1.5), np.float32(2)],
+    lambda: [1, 2, 3],
+])
+def test_asarray_keeps_numpy_scalar_dtypes(make_items):
+    items = make_items()
+    host = [np.asarray(i.to_device("cpu")) if isinstance(i, ingot.Array) else i for i in items]
+    want = np.asarray(host)
+    got = ingot.asarray(items, device=DEVICE)
+    assert got.dtype == want.dtype.name, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(to_np(got), want)
+
+
+# ---- arange ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    (np.int64(5),), (np.int32(2), np.int32(9)), (ingot.asarray(3), ingot.asarray(11), ingot.asarray(2)),
+    (np.asarray(7),), (np.float64(0.5), 4), (2**62, 2**62 + 10), (-(2**62) - 5, -(2**62) + 5, 3),
+    (2**62 + 10, 2**62, -3), (2**63 - 3, 2**63 - 1), (10, 0, -1), (0, 0), (5, 1),
+])
+def test_arange_bounds_like_numpy(args):
+    host = [np.asarray(a.to_device("cpu")) if isinstance(a, ingot.Array) else a for a in args]
+    want = np.arange(*host)
+    got = ingot.arange(*args, device=DEVICE)
+    assert got.shape == want.shape
+    if want.dtype.kind in "iu":
+        assert got.dtype == "int64"
+        assert to_np(got).tolist() == want.tolist()
+    else:
+        np.testing.assert_array_equal(to_np(got), want)
+
+
+@pytest.mark.skipif(DEVICE.kind == "metal", reason="Metal holds no complex128")
+def test_arange_complex_dtype():
+    got = ingot.arange(1, 7, 2, dtype="complex128", device=DEVICE)
+    want = np.arange(1, 7, 2, dtype=np.complex128)
+    assert got.dtype == "complex128"
+    np.testing.assert_array_equal(to_np(got), want)
+
+
+def test_arange_refuses_arrays_and_bools():
+    with pytest.raises(TypeError):
+        ingot.arange(ingot.asarray([1, 2]))
+    with pytest.raises(TypeError):
+        ingot.arange(True)
+
+
+# ---- logspace ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [dict(), dict(num=7), dict(num=5, base=2.0), dict(num=4, endpoint=False),
+                                dict(num=6, dtype="float32"), dict(num=1), dict(num=0)])
+def test_logspace_like_numpy(rng, kw):
+    start, stop = (float(v) for v in rng.uniform(-3, 3, size=2))
+    want = np.logspace(start, stop, **kw)
+    got = ingot.logspace(start, stop, device=DEVICE, **kw)
+    assert got.shape == want.shape and got.dtype == want.dtype.name
+    np.testing.assert_allclose(to_np(got), want, rtol=1e-6 if want.dtype == np.float32 else 1e-13)

@@ -63,7 +63,7 @@ def test_dtype_objects_and_info(dtype):
     fi = ingot.finfo(d)
     assert fi.dtype == (ingot.float32 if dtype == "complex64" else ingot.float64)
     assert fi.eps == np.finfo(dtype).eps
-    assert ingot.__array_api_version__ == "2024.12"
+    assert ingot.__array_api_version__ == "2025.12"
 
 
 def test_promotion_follows_the_standard():

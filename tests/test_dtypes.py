@@ -182,4 +182,4 @@ def test_namespace_info():
     assert ingot.Device("cpu") in info.devices()
     assert info.capabilities()["boolean indexing"] is True
     assert info.capabilities()["data-dependent shapes"] is True
-    assert ingot.__array_api_version__ == "2024.12"
+    assert ingot.__array_api_version__ == "2025.12"

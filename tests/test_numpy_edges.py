@@ -146,3 +146,82 @@ def test_logspace_like_numpy(rng, kw):
     got = ingot.logspace(start, stop, device=DEVICE, **kw)
     assert got.shape == want.shape and got.dtype == want.dtype.name
     np.testing.assert_allclose(to_np(got), want, rtol=1e-6 if want.dtype == np.float32 else 1e-13)
+
+
+# ---- functions SciPy calls beyond the standard, and 2025.12 additions ---------------------------
+
+@pytest.mark.parametrize("x,y", [(1.5, 0), (True, False), (2, -3), (1, 2j)])
+def test_namespace_where_with_two_python_scalars(rng, x, y):
+    if DEVICE.kind == "metal" and isinstance(x, float) or isinstance(y, complex) and DEVICE.kind == "metal":
+        pytest.skip("Metal's default float is float32")
+    c = rng.random((3, 4)) < 0.5
+    got = ingot.where(make(c), x, y)
+    want = np.where(c, x, y)
+    assert got.dtype == want.dtype.name
+    np.testing.assert_array_equal(to_np(got), want)
+
+
+@pytest.mark.parametrize("k", [0, 1, -2, 3])
+def test_diag_like_numpy(rng, k):
+    v = rng.normal(size=4)
+    d = ingot.diag(make(v), k)
+    np.testing.assert_array_equal(to_np(d), np.diag(v, k))
+    m = rng.normal(size=(4, 5))
+    x = make(m)
+    got = ingot.diag(x, k)
+    np.testing.assert_array_equal(to_np(got), np.diag(m, k))
+    got[...] = POISON  # a copy: the matrix is unchanged
+    np.testing.assert_array_equal(to_np(x), m)
+    with pytest.raises(ValueError):
+        ingot.diag(make(np.zeros((2, 2, 2))))
+
+
+def test_string_data_is_refused_with_a_clear_error():
+    with pytest.raises(TypeError, match="Unsupported data type.*'a duck'"):
+        ingot.asarray("a duck", device=DEVICE)
+    with pytest.raises(TypeError, match="Unsupported data type"):
+        ingot.asarray(np.array(["x", "y"]), device=DEVICE)
+
+
+def test_devices_is_a_tuple_that_joins_lists():
+    d = ingot.__array_namespace_info__().devices()
+    assert isinstance(d, tuple) and DEVICE in d
+    assert (d + [None])[-1] is None and len(d + [None]) == len(d) + 1
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 4), (0, 2)), ((3, 4), (-1, 0)), ((2,), (1, -1, 0)),
+                                        ((), (0,)), ((3, 4), 1), ((5,), ())])
+def test_expand_dims_with_tuples_like_numpy(rng, shape, axis):
+    a = rng.normal(size=shape)
+    x = make(a)
+    got = ingot.expand_dims(x, axis)
+    want = np.expand_dims(a, axis)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(to_np(got), want)
+    # a view: writes reach x, as NumPy's reach a
+    if a.size:
+        got[(0,) * got.ndim] = POISON
+        want[(0,) * want.ndim] = POISON
+        np.testing.assert_array_equal(to_np(x), a)
+
+
+def test_expand_dims_errors():
+    x = make(np.zeros((2, 3)))
+    with pytest.raises(IndexError):
+        ingot.expand_dims(x, (0, 4))
+    with pytest.raises(ValueError, match="repeated"):
+        ingot.expand_dims(x, (1, -3))
+
+
+@pytest.mark.parametrize("shapes", [[], [(3,)], [(3, 1), (4,)], [(2, 1, 5), (1, 3, 1), (5,)], [(0, 1), (1, 4)]])
+def test_broadcast_shapes_like_numpy(shapes):
+    assert ingot.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
+
+
+def test_broadcast_shapes_refuses_mismatches():
+    with pytest.raises(ValueError, match="shape mismatch"):
+        ingot.broadcast_shapes((2, 3), (4,))
+    r = ingot.broadcast_arrays(make(np.zeros((2, 1))), make(np.zeros(3)))
+    assert isinstance(r, tuple) and [a.shape for a in r] == [(2, 3), (2, 3)]
+    m = ingot.meshgrid(make(np.arange(3.0)), make(np.arange(2.0)))
+    assert isinstance(m, tuple)

@@ -58,6 +58,7 @@ from ._dtypes import (
 from ._creation import (
     arange,
     asarray,
+    diag,
     empty,
     empty_like,
     eye,
@@ -88,7 +89,7 @@ from ._fuse import ElementwiseKernel, ReductionKernel, elementwise_kernel, fuse,
 from . import nn
 from . import fft
 
-__array_api_version__ = "2024.12"
+__array_api_version__ = "2025.12"
 
 e = 2.718281828459045
 pi = 3.141592653589793

@@ -116,8 +116,10 @@ def asarray(
         from_python = False
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "<" and not np.little_endian):
         a = a.astype(a.dtype.newbyteorder("="))
-    if a.dtype.kind == "V" and a.dtype.name != "bfloat16":
-        raise TypeError(f"NumPy dtype {a.dtype} is not supported by ingot")
+    if a.dtype.kind in "USOMmV" and a.dtype.name != "bfloat16":
+        what = f" (value {obj!r})" if a.ndim == 0 else ""
+        raise TypeError(f"Unsupported data type {a.dtype}{what}: ingot arrays hold numbers and "
+                        "booleans")
     needs_cast = d is not None and a.dtype.name != d.name
     if needs_cast and copy is False:
         raise ValueError("copy=False: changing the dtype needs a copy")
@@ -380,6 +382,32 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple:
         shape[pos] = a.shape[0]
         out.append(a.reshape(tuple(shape)).broadcast_to(tuple(lengths)).copy())
     return tuple(out)
+
+
+def diag(v: Array, k: int = 0) -> Array:
+    """NumPy's ``diag`` (not in the array API standard; SciPy calls it): of a 1-D array, a new
+    square matrix with ``v`` on diagonal ``k`` and zeros elsewhere; of a 2-D array, a new 1-D
+    array holding its diagonal ``k`` (a copy, never a view).
+
+    >>> import ingot
+    >>> ingot.diag(ingot.asarray([1, 2]), 1).tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    """
+    if not isinstance(v, Array):
+        raise TypeError(f"diag: expected an ingot array, got {type(v).__name__}")
+    k = operator.index(k)
+    if v.ndim == 2:
+        from .linalg import diagonal
+
+        return diagonal(v, offset=k).copy()
+    if v.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = v.shape[0] + builtins.abs(k)
+    out = zeros((n, n), dtype=v.dtype, device=v.device)
+    from .linalg import diagonal
+
+    diagonal(out, offset=k)[...] = v
+    return out
 
 
 def _triangle(x: Array, k: int, lower: builtins.bool) -> Array:

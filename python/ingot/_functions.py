@@ -152,7 +152,30 @@ def where(condition: Array, x1: Operand, x2: Operand, /) -> Array:
     """``x1`` where ``condition`` is true, else ``x2`` (broadcast together; promoted dtype)."""
     if type(condition) is not Array and _fuse.is_traced(condition, x1, x2):
         return _fuse.traced_where(condition, x1, x2)
-    return _ingot.where_(_check_array(condition, "where"), x1, x2)
+    _check_array(condition, "where")
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        # Two scalars (beyond the standard, which wants one array; NumPy allows it): the
+        # default dtype of the higher kind, on the condition's device.
+        x1 = _scalar_operand(x1, (x1, x2), condition.device)
+    return _ingot.where_(condition, x1, x2)
+
+
+def _scalar_operand(value: Any, scalars: tuple, device: Any) -> Array:
+    """``value`` as a 0-d array of the default dtype of the highest kind among ``scalars``."""
+    from ._info import __array_namespace_info__
+
+    kinds = ["bool", "integral", "real floating", "complex floating"]
+    rank = 0
+    for v in scalars:
+        if not isinstance(v, (builtins.bool, int, float, complex)):
+            raise TypeError(f"where: expected arrays or Python scalars, got {type(v).__name__}")
+        rank = builtins.max(rank, 0 if isinstance(v, builtins.bool) else
+                            1 if isinstance(v, int) else 2 if isinstance(v, float) else 3)
+    dtype = _ingot.bool if rank == 0 else \
+        __array_namespace_info__().default_dtypes(device=device)[kinds[rank]]
+    from ._creation import asarray
+
+    return asarray(value, dtype=dtype, device=device)
 
 
 def clip(x: Array, /, min: Optional[Operand] = None, max: Optional[Operand] = None) -> Array:

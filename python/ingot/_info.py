@@ -9,6 +9,14 @@ from ._dtypes import ALL_DTYPES, FLOATING, INTEGER, SIGNED, UNSIGNED, as_dtype, 
 from ._ingot import Device, DType
 
 
+class Devices(tuple):
+    """The tuple ``devices()`` returns; ``devices() + [None]`` (a list, as clients written for
+    the 2024.12 revision add) gives a tuple too instead of raising."""
+
+    def __add__(self, other: Any) -> tuple:
+        return tuple(self) + tuple(other)
+
+
 class Info:
     """Inspection API of the ingot namespace (the array API's ``__array_namespace_info__()``)."""
 
@@ -23,8 +31,9 @@ class Info:
         return _ingot.default_device()
 
     def devices(self) -> Tuple[Device, ...]:
-        """Every available device, as a tuple (2025.12)."""
-        return tuple(_ingot.devices())
+        """Every available device, as a tuple (2025.12; it was a list in 2024.12, and joining
+        it with a list, as code written for 2024.12 does, still works)."""
+        return Devices(_ingot.devices())
 
     def default_dtypes(self, *, device: Optional[Union[Device, str]] = None) -> Dict[str, Any]:
         """Default dtypes: float64 for real floating, complex128 for complex floating, int64 for

@@ -28,7 +28,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "matmul",
@@ -48,6 +50,13 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
+
+
+class EigResult(NamedTuple):
+    """Result of :func:`eig`."""
+
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -115,6 +124,26 @@ def det(x: Array, /) -> Array:
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """Diagonal ``offset`` of each matrix (0 the main one, > 0 above it, < 0 below), a view."""
     return _ingot.linalg_diagonal(_array(x, "diagonal"), offset)
+
+
+def eig(x: Array, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (columns) of each square matrix, symmetric or not
+    (array API 2025.12): ``x @ v == v * w[..., None, :]``. Results are complex (complex64 for
+    float32 input, complex128 for float64), also for real eigenvalues; the order is the
+    solver's, not sorted; each eigenvector has norm 1 and its largest component real.
+
+    >>> import ingot
+    >>> w, v = ingot.linalg.eig(ingot.asarray([[2.0, 1.0], [0.0, 3.0]]))
+    >>> sorted(ingot.real(w).tolist())
+    [2.0, 3.0]
+    """
+    w, v = _ingot.linalg_eig(_array(x, "eig"))
+    return EigResult(w, v)
+
+
+def eigvals(x: Array, /) -> Array:
+    """The eigenvalues of each square matrix, symmetric or not (complex; see :func:`eig`)."""
+    return _ingot.linalg_eigvals(_array(x, "eigvals"))
 
 
 def eigh(x: Array, /) -> EighResult:

@@ -77,6 +77,21 @@ fn linalg_eigh(py: Python<'_>, x: &PyArray) -> PyResult<(PyArray, PyArray)> {
     Ok((w.into(), v.into()))
 }
 
+/// `(eigenvalues, eigenvectors)` of each square matrix (general; complex results).
+#[pyfunction]
+fn linalg_eig(py: Python<'_>, x: &PyArray) -> PyResult<(PyArray, PyArray)> {
+    let a = arr(x);
+    let (w, v) = detached(py, move || la::eig(&a))?;
+    Ok((w.into(), v.into()))
+}
+
+/// The eigenvalues of each square matrix (general; complex).
+#[pyfunction]
+fn linalg_eigvals(py: Python<'_>, x: &PyArray) -> PyResult<PyArray> {
+    let a = arr(x);
+    Ok(detached(py, move || la::eigvals(&a))?.into())
+}
+
 /// The eigenvalues of each symmetric matrix.
 #[pyfunction]
 fn linalg_eigvalsh(py: Python<'_>, x: &PyArray) -> PyResult<PyArray> {
@@ -274,6 +289,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linalg_slogdet, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_cholesky, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_qr, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg_eig, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg_eigvals, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_eigh, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_eigvalsh, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_svd, m)?)?;

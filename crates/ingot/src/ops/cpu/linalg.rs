@@ -132,7 +132,7 @@ macro_rules! la_dispatch {
 }
 
 /// The contiguous host elements of `a`.
-fn elems<T: LaElem>(a: &Array) -> Result<&[T]> {
+pub(super) fn elems<T: LaElem>(a: &Array) -> Result<&[T]> {
     host(a)?;
     let p = a.buffer().host_ptr().ok_or_else(host_error)?;
     // SAFETY: `a` is contiguous host memory of `size` elements of `T` (checked by `host`).
@@ -173,7 +173,7 @@ fn host(a: &Array) -> Result<()> {
 }
 
 /// `(batch, rows, cols)` of `[..batch, rows, cols]`.
-fn dims(a: &Array) -> (usize, usize, usize) {
+pub(super) fn dims(a: &Array) -> (usize, usize, usize) {
     let nd = a.ndim();
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
     (a.shape()[..nd - 2].iter().product(), m, n)
@@ -182,7 +182,11 @@ fn dims(a: &Array) -> (usize, usize, usize) {
 /// Runs `f(b, par)` for every matrix `b` of a batch of `count` matrices of about `n x n`:
 /// matrices in parallel (each sequential) when there are several small ones, else one at a time
 /// with faer's parallelism.
-fn for_batch(count: usize, n: usize, f: impl Fn(usize, Par) -> Result<()> + Sync) -> Result<()> {
+pub(super) fn for_batch(
+    count: usize,
+    n: usize,
+    f: impl Fn(usize, Par) -> Result<()> + Sync,
+) -> Result<()> {
     let threads = rayon::current_num_threads();
     if count == 1 || (n >= 192 && count < 2 * threads) {
         let par = if n >= 64 && threads > 1 {
@@ -207,9 +211,9 @@ fn load<T: LaElem>(a: &[T], b: usize, m: usize, n: usize) -> Mat<T> {
 }
 
 /// One output slice per matrix of `out` (`count` of `per` elements each), for parallel writes.
-type Parts<'a, T> = Vec<std::sync::Mutex<&'a mut [T]>>;
+pub(super) type Parts<'a, T> = Vec<std::sync::Mutex<&'a mut [T]>>;
 
-fn parts<T: LaElem>(out: &Array, count: usize, per: usize) -> Result<Parts<'_, T>> {
+pub(super) fn parts<T: LaElem>(out: &Array, count: usize, per: usize) -> Result<Parts<'_, T>> {
     let all = elems_mut::<T>(out)?;
     if per == 0 {
         return Ok((0..count)
@@ -219,7 +223,7 @@ fn parts<T: LaElem>(out: &Array, count: usize, per: usize) -> Result<Parts<'_, T
     Ok(all.chunks_mut(per).map(std::sync::Mutex::new).collect())
 }
 
-fn part<'a, 'b, T>(
+pub(super) fn part<'a, 'b, T>(
     p: &'a [std::sync::Mutex<&'b mut [T]>],
     b: usize,
 ) -> std::sync::MutexGuard<'a, &'b mut [T]> {
@@ -510,7 +514,7 @@ fn qr_t<T: LaElem>(a: &Array, q: &Array, r: &Array, complete: bool) -> Result<()
 /// scales singular values or eigenvalues back (vectors are unchanged); else `(None, 1)`.
 /// Entries near the overflow (underflow) threshold make the iterations' norms inf (0) and
 /// faer's SVD and eigensolver do not converge; LAPACK's drivers scale the same way.
-fn scaled_copy<T: LaElem>(a: &[T], rows: usize, cols: usize) -> (Option<Mat<T>>, f64) {
+pub(super) fn scaled_copy<T: LaElem>(a: &[T], rows: usize, cols: usize) -> (Option<Mat<T>>, f64) {
     let amax = a.iter().map(|v| v.modulus()).fold(0.0, f64::max);
     if !amax.is_finite() || amax == 0.0 || (1e-15..=1e15).contains(&amax) {
         return (None, 1.0);

@@ -8,6 +8,7 @@ mod cast;
 mod cmath;
 mod complex;
 mod cumsum;
+pub(crate) mod eig;
 pub(crate) mod element;
 mod fft;
 mod fill;

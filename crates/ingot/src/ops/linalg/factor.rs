@@ -17,7 +17,7 @@ use super::diagonal::diagonal;
 use crate::ops::cpu::linalg as cpu;
 
 /// The dtype a factorization computes in and the dtype of its results, for an input of `d`.
-fn dtypes(op: &'static str, d: DType, device: Device) -> Result<(DType, DType)> {
+pub(super) fn dtypes(op: &'static str, d: DType, device: Device) -> Result<(DType, DType)> {
     Ok(match d.kind() {
         Kind::Float => match d {
             DType::Float16 | DType::BFloat16 => (DType::Float32, d),
@@ -58,7 +58,7 @@ fn real_valued(x: Array) -> Result<Array> {
     }
 }
 
-fn cast(x: &Array, d: DType) -> Result<Array> {
+pub(super) fn cast(x: &Array, d: DType) -> Result<Array> {
     if x.dtype() == d {
         Ok(x.clone())
     } else {
@@ -110,11 +110,11 @@ pub(super) fn square(op: &str, x: &Array) -> Result<usize> {
     Ok(n)
 }
 
-fn batch_of(x: &Array) -> Vec<usize> {
+pub(super) fn batch_of(x: &Array) -> Vec<usize> {
     x.shape()[..x.ndim() - 2].to_vec()
 }
 
-fn with(batch: &[usize], tail: &[usize]) -> Vec<usize> {
+pub(super) fn with(batch: &[usize], tail: &[usize]) -> Vec<usize> {
     let mut s = batch.to_vec();
     s.extend_from_slice(tail);
     s
@@ -122,7 +122,7 @@ fn with(batch: &[usize], tail: &[usize]) -> Vec<usize> {
 
 /// `f` on the CPU for CPU arrays; otherwise `gpu` (the device's solver), and when it has none,
 /// `f` on host copies whose results go back to the device.
-fn dispatch(
+pub(super) fn dispatch(
     inputs: &[&Array],
     f: impl Fn(&[Array]) -> Result<Vec<Array>>,
     gpu: impl FnOnce() -> Result<Option<Vec<Array>>>,

@@ -7,6 +7,8 @@
 //!   CUDA), with the glue (column-major copies, info checks, triangles, pivots) as device ops;
 //!   a device without a solver (Metal: MPS is not used) computes on the host with a copy each
 //!   way, the only way to factor there.
+//! - `eig.rs`: the general eigenproblem (`eig`, `eigvals`), complex results; faer on the CPU,
+//!   host copies elsewhere.
 //! - `compose.rs`: functions composed from other ops, staying on the device (`pinv`,
 //!   `matrix_rank`, `matrix_norm`, `vector_norm`, `matrix_power`, `trace`, `outer`, `cross`);
 //!   `diagonal.rs` the diagonal view; `device.rs` the glue to a device's solver.
@@ -23,6 +25,7 @@ mod compose;
 mod contract;
 mod device;
 mod diagonal;
+mod eig;
 mod factor;
 
 pub use crate::runtime::SvdDriver;
@@ -31,4 +34,5 @@ pub use compose::{
 };
 pub use contract::{tensordot, vecdot, TensordotAxes};
 pub use diagonal::diagonal;
+pub use eig::{eig, eigvals};
 pub use factor::{cholesky, det, eigh, eigvalsh, inv, qr, slogdet, solve, svd, svdvals, QrMode};

@@ -205,3 +205,27 @@ def test_kernel_refuses_a_read_only_view_for_a_written_parameter(rng, dtype):
     with pytest.raises((ValueError, ingot.KernelArgumentError), match="read-only"):
         k(v, grid=4)
     np.testing.assert_array_equal(to_np(x), a)
+
+
+@pytest.mark.skipif(DEVICE.kind == "metal", reason="complex128 is not held on Metal")
+def test_real_and_imag_attributes_like_numpy(rng):
+    a = rng.normal(size=(3, 4)) + 1j * rng.normal(size=(3, 4))
+    x = make(a)
+    re, im = x.real, x.imag
+    np.testing.assert_array_equal(to_np(re), a.real)
+    np.testing.assert_array_equal(to_np(im), a.imag)
+    # views: writes reach the complex array, as NumPy's
+    re[0, 0] = POISON
+    im[1, 2] = POISON
+    a.real[0, 0] = POISON
+    a.imag[1, 2] = POISON
+    np.testing.assert_array_equal(to_np(x), a)
+    # of a real array: real is the array itself (a view), imag read-only zeros
+    b, y = fresh(rng, (2, 5))
+    np.testing.assert_array_equal(to_np(y.real), b)
+    assert y.real._shares_buffer(y)
+    z = y.imag
+    assert not z.writable and not z._shares_buffer(y)
+    np.testing.assert_array_equal(to_np(z), np.zeros_like(b))
+    with pytest.raises(ValueError, match="read-only"):
+        z[0, 0] = 1.0

@@ -142,7 +142,13 @@ def eig(x: Array, /) -> EigResult:
 
 
 def eigvals(x: Array, /) -> Array:
-    """The eigenvalues of each square matrix, symmetric or not (complex; see :func:`eig`)."""
+    """The eigenvalues of each square matrix, symmetric or not (complex; see :func:`eig`).
+
+    >>> import ingot
+    >>> w = ingot.linalg.eigvals(ingot.asarray([[0.0, -1.0], [1.0, 0.0]]))
+    >>> sorted(ingot.imag(w).tolist())
+    [-1.0, 1.0]
+    """
     return _ingot.linalg_eigvals(_array(x, "eigvals"))
 
 
@@ -239,7 +245,14 @@ def solve(x1: Array, x2: Array, /) -> Array:
 def svd(x: Array, /, *, full_matrices: builtins.bool = True, driver: Optional[str] = None) -> SVDResult:
     """The singular value decomposition ``x = U @ diag(S) @ Vh`` (S descending). ``driver``
     ('gesvd' or 'gesvdj', as PyTorch's) picks the cuSOLVER algorithm on CUDA: the default tries
-    Jacobi and redoes the matrices where it does not converge with QR iteration."""
+    Jacobi and redoes the matrices where it does not converge with QR iteration.
+
+    Signs: each pair of singular vectors (a column of U and the row of Vh with it) is unique only
+    up to a common sign (a common phase for complex matrices). On CUDA the signs are cuSOLVER's,
+    on the CPU faer's; neither is guaranteed to equal LAPACK's (NumPy's) for every pair. All are
+    valid decompositions; code that needs reproducible signs
+    should fix them itself, as scikit-learn's ``svd_flip`` does (for example, make the largest
+    component of each column of U positive)."""
     u, s, vh = _ingot.linalg_svd(_array(x, "svd"), builtins.bool(full_matrices), driver)
     return SVDResult(u, s, vh)
 

@@ -104,6 +104,35 @@ impl PyArray {
         self.inner.is_writable()
     }
 
+    /// NumPy's `real`: the real part of a complex array as a view (writes reach this array);
+    /// a real array itself (a view).
+    #[getter]
+    fn real(&self) -> PyResult<PyArray> {
+        if self.inner.dtype().is_complex() {
+            guard(|| Ok(self.inner.complex_part(false).py_err()?.into()))
+        } else {
+            Ok(self.inner.clone().into())
+        }
+    }
+
+    /// NumPy's `imag`: the imaginary part of a complex array as a view (writes reach this
+    /// array); for a real array, read-only zeros of its shape and dtype.
+    #[getter]
+    fn imag(&self, py: Python<'_>) -> PyResult<PyArray> {
+        if self.inner.dtype().is_complex() {
+            return guard(|| Ok(self.inner.complex_part(true).py_err()?.into()));
+        }
+        let (shape, dtype, device) = (
+            self.inner.shape().to_vec(),
+            self.inner.dtype(),
+            self.inner.device(),
+        );
+        let z = detached(py, move || {
+            ingot::ops::full(&shape, ingot::Scalar::Int(0), dtype, device)
+        })?;
+        Ok(z.read_only().into())
+    }
+
     /// True when the elements are row-major without gaps.
     #[getter]
     fn is_contiguous(&self) -> bool {

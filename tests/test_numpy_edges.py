@@ -46,7 +46,7 @@ def test_view_reinterprets_bytes_like_numpy(rng, src, dst):
         a = rng.random((3, 16)) < 0.5
     if np.dtype(src).kind in "fc":
         a = rng.normal(size=a.shape).astype(src)
-    x = make(a)
+    x = ingot.asarray(a, device=DEVICE, copy=True)
     v = x.view(dst)
     want = a.view(dst)
     assert v.shape == want.shape and v.dtype == dst
@@ -60,7 +60,7 @@ def test_view_reinterprets_bytes_like_numpy(rng, src, dst):
 
 def test_view_of_strided_and_transposed_arrays(rng):
     a = rng.normal(size=(4, 6)).astype(np.float32)
-    x = make(a)
+    x = ingot.asarray(a, device=DEVICE, copy=True)
     # same size: any layout
     np.testing.assert_array_equal(to_np(x.T.view("int32")), a.T.view(np.int32))
     np.testing.assert_array_equal(to_np(x[::2, 1::2].view("uint32")), a[::2, 1::2].view(np.uint32))
@@ -193,7 +193,7 @@ def test_devices_is_a_tuple_that_joins_lists():
                                         ((), (0,)), ((3, 4), 1), ((5,), ())])
 def test_expand_dims_with_tuples_like_numpy(rng, shape, axis):
     a = rng.normal(size=shape)
-    x = make(a)
+    x = ingot.asarray(a, device=DEVICE, copy=True)
     got = ingot.expand_dims(x, axis)
     want = np.expand_dims(a, axis)
     assert got.shape == want.shape

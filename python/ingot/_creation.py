@@ -403,11 +403,15 @@ def diag(v: Array, k: int = 0) -> Array:
     if v.ndim != 1:
         raise ValueError("Input must be 1- or 2-d.")
     n = v.shape[0] + builtins.abs(k)
-    out = zeros((n, n), dtype=v.dtype, device=v.device)
-    from .linalg import diagonal
+    from ._functions import concat, where
 
-    diagonal(out, offset=k)[...] = v
-    return out
+    pad = concat([v, zeros((builtins.abs(k),), dtype=v.dtype, device=v.device)])
+    rows = _ingot.arange(0.0, float(n), 1.0, int64, v.device).reshape((n, 1))
+    cols = _ingot.arange(0.0, float(n), 1.0, int64, v.device).reshape((1, n))
+    on = _ingot.binary("equal", _ingot.binary("subtract", cols, rows), k)
+    # row r holds v[r] at column r + k (k >= 0); column c holds v[c] at row c - k (k < 0)
+    values = pad.reshape((n, 1)) if k >= 0 else pad.reshape((1, n))
+    return where(on, values, False if v.dtype == _ingot.bool else 0)
 
 
 def _triangle(x: Array, k: int, lower: builtins.bool) -> Array:

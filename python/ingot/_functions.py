@@ -523,7 +523,7 @@ def flip(x: Array, /, *, axis: Axis = None) -> Array:
     key = [slice(None)] * x.ndim
     for a in axes:
         if not -x.ndim <= a < x.ndim:
-            raise IndexError(f"axis {a} is out of bounds for an array of dimension {x.ndim}")
+            raise IndexError(f"axis {a} is out of bounds for array of dimension {x.ndim}")
         key[a % x.ndim] = slice(None, None, -1)
     return x[tuple(key)]
 
@@ -541,7 +541,7 @@ def concat(arrays: Sequence[Array], /, *, axis: Optional[int] = 0) -> Array:
     if nd == 0:
         raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
     if not -nd <= axis < nd:
-        raise IndexError(f"axis {axis} is out of bounds for an array of dimension {nd}")
+        raise IndexError(f"axis {axis} is out of bounds for array of dimension {nd}")
     ax = axis % nd
     for a in arrays[1:]:
         if a.ndim != nd or builtins.any(a.shape[i] != first.shape[i] for i in range(nd) if i != ax):
@@ -569,7 +569,7 @@ def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
         raise ValueError("stack needs at least one array")
     nd = arrays[0].ndim + 1
     if not -nd <= axis < nd:
-        raise IndexError(f"axis {axis} is out of bounds for an array of dimension {nd}")
+        raise IndexError(f"axis {axis} is out of bounds for array of dimension {nd}")
     for a in arrays[1:]:
         if a.shape != arrays[0].shape:
             raise ValueError(f"stack: shapes {arrays[0].shape} and {a.shape} differ")

@@ -28,7 +28,7 @@ def _axis(a: Any, ndim: int, name: str) -> int:
     except TypeError:
         raise TypeError(f"{name}: axes must be integers, got {type(a).__name__}") from None
     if not -ndim <= a < ndim:
-        raise ValueError(f"{name}: axis {a} is out of bounds for an array of dimension {ndim}")
+        raise ValueError(f"{name}: axis {a} is out of bounds for array of dimension {ndim}")
     return a % ndim
 
 

@@ -122,7 +122,8 @@ def det(x: Array, /) -> Array:
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
-    """Diagonal ``offset`` of each matrix (0 the main one, > 0 above it, < 0 below), a view."""
+    """Diagonal ``offset`` of each matrix (0 the main one, > 0 above it, < 0 below): a
+    read-only view, as NumPy's (copy it to write)."""
     return _ingot.linalg_diagonal(_array(x, "diagonal"), offset)
 
 

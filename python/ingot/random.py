@@ -221,7 +221,7 @@ class Generator:
 
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise IndexError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
+        raise IndexError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 

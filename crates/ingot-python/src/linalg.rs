@@ -232,7 +232,10 @@ fn linalg_trace(
 /// Diagonal `offset` of each matrix (a view).
 #[pyfunction]
 fn linalg_diagonal(x: &PyArray, offset: isize) -> PyResult<PyArray> {
-    Ok(crate::errors::IntoPyResult::py_err(la::diagonal(&x.inner, offset))?.into())
+    // Read-only, as NumPy's `diagonal` view: a client writing it expects a copy it owns.
+    Ok(crate::errors::IntoPyResult::py_err(la::diagonal(&x.inner, offset))?
+        .read_only()
+        .into())
 }
 
 /// The outer product of two vectors.

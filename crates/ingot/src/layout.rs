@@ -132,7 +132,7 @@ impl Layout {
         let a = if axis < 0 { axis + n } else { axis };
         if a < 0 || a >= n {
             return Err(Error::Index(format!(
-                "axis {axis} is out of bounds for an array of dimension {ndim}"
+                "axis {axis} is out of bounds for array of dimension {ndim}"
             )));
         }
         Ok(a as usize)

@@ -340,7 +340,7 @@ fn checked_probabilities(p: &Array, n: usize) -> Result<Vec<f64>> {
 fn check_axis(what: &str, x: &Array, axis: usize) -> Result<()> {
     if axis >= x.ndim() {
         return Err(Error::Index(format!(
-            "{what}: axis {axis} is out of bounds for an array of dimension {}",
+            "{what}: axis {axis} is out of bounds for array of dimension {}",
             x.ndim()
         )));
     }

@@ -233,9 +233,11 @@ fn linalg_trace(
 #[pyfunction]
 fn linalg_diagonal(x: &PyArray, offset: isize) -> PyResult<PyArray> {
     // Read-only, as NumPy's `diagonal` view: a client writing it expects a copy it owns.
-    Ok(crate::errors::IntoPyResult::py_err(la::diagonal(&x.inner, offset))?
-        .read_only()
-        .into())
+    Ok(
+        crate::errors::IntoPyResult::py_err(la::diagonal(&x.inner, offset))?
+            .read_only()
+            .into(),
+    )
 }
 
 /// The outer product of two vectors.

@@ -225,3 +225,35 @@ def test_broadcast_shapes_refuses_mismatches():
     assert isinstance(r, tuple) and [a.shape for a in r] == [(2, 3), (2, 3)]
     m = ingot.meshgrid(make(np.arange(3.0)), make(np.arange(2.0)))
     assert isinstance(m, tuple)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint32", "int64"])
+@pytest.mark.parametrize("bounds", [(-3, 300), (-200, 5), (2, 2**40), (None, -(2**40)), (2**40, None), (1, 7)])
+def test_clip_with_python_int_bounds_beyond_the_dtype(rng, dtype, bounds):
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -100), min(info.max, 100), size=20, endpoint=True).astype(dtype)
+    got = to_np(ingot.clip(make(a), *bounds))
+    lo, hi = bounds
+    want = a.astype(object)
+    if lo is not None:
+        want = np.maximum(want, lo)
+    if hi is not None:
+        want = np.minimum(want, hi)
+    want = np.clip(want, info.min, info.max).astype(dtype)  # the value, kept in the dtype
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize("dst,src", [("float32", "int16"), ("float64", "float32"), ("int64", "int8"),
+                                     ("complex128", "float64"), ("float32", "bool")])
+def test_setitem_promotes_array_values_to_the_target_dtype(rng, dst, src):
+    """2025.12: an array value is promoted to the target's dtype, which never changes."""
+    if DEVICE.kind == "metal" and "64" in dst and dst != "int64":
+        pytest.skip("Metal holds no float64")
+    x = make(np.full(6, -7, dtype=dst))
+    v = rng.integers(0, 2, size=3).astype(src) if src == "bool" else rng.integers(-9, 9, size=3).astype(src)
+    x[1:4] = make(v)
+    want = np.full(6, -7, dtype=dst)
+    want[1:4] = v
+    assert x.dtype == dst
+    np.testing.assert_array_equal(to_np(x), want)

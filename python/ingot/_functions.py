@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 from . import _fuse, _ingot
 from ._dtypes import as_dtype
+from ._dtypes import isdtype as _isdtype
 from ._ingot import Array
 
 Axis = Optional[Union[int, Tuple[int, ...]]]
@@ -179,8 +180,26 @@ def _scalar_operand(value: Any, scalars: tuple, device: Any) -> Array:
 
 
 def clip(x: Array, /, min: Optional[Operand] = None, max: Optional[Operand] = None) -> Array:
-    """Clamps ``x`` to ``[min, max]`` (either may be None); the result keeps ``x``'s dtype."""
-    return _ingot.clip(_check_array(x, "clip"), min, max)
+    """Clamps ``x`` to ``[min, max]`` (either may be None); the result keeps ``x``'s dtype.
+
+    Python integer bounds of an integer array follow the values, not the dtype's wrap-around:
+    a bound beyond the dtype's range clamps nothing on its side (``clip(uint8, -3, 300)`` is
+    the array itself, as NumPy's), and one beyond the other side clamps to the dtype's limit.
+
+    >>> import ingot
+    >>> ingot.clip(ingot.asarray([1, 5, 9], dtype=ingot.uint8), -3, 7).tolist()
+    [1, 5, 7]
+    """
+    _check_array(x, "clip")
+    if _isdtype(x.dtype, "integral"):
+        from ._dtypes import iinfo
+
+        info = iinfo(x.dtype)
+        if isinstance(min, int) and not isinstance(min, builtins.bool):
+            min = None if min <= info.min else builtins.min(min, info.max)
+        if isinstance(max, int) and not isinstance(max, builtins.bool):
+            max = None if max >= info.max else builtins.max(max, info.min)
+    return _ingot.clip(x, min, max)
 
 
 # ---- reductions -----------------------------------------------------------------------------

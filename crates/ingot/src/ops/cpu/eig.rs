@@ -13,10 +13,10 @@
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::evd;
 use faer::traits::RealField;
-use faer::{Mat, MatRef};
+use faer::Mat;
 use num_complex::Complex;
 
-use super::linalg::{dims, elems, for_batch, part, parts, scaled_copy, LaElem};
+use super::linalg::{dims, elems, for_batch, part, parts, scaled_copy, source, LaElem};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -79,10 +79,7 @@ where
     for_batch(count, n, |i, par| {
         let a = &av[i * n * n..(i + 1) * n * n];
         let (scaled, unscale) = scaled_copy(a, n, n);
-        let src = match &scaled {
-            Some(b) => b.as_ref(),
-            None => MatRef::from_row_major_slice(a, n, n),
-        };
+        let src = source(&scaled, a, n, n);
         let mut re = vec![T::of(0.0); n];
         let mut im = vec![T::of(0.0); n];
         let mut u = vs.as_ref().map(|_| Mat::<T>::zeros(n, n));
@@ -150,10 +147,7 @@ where
     for_batch(count, n, |i, par| {
         let a = &av[i * n * n..(i + 1) * n * n];
         let (scaled, unscale) = scaled_copy(a, n, n);
-        let src = match &scaled {
-            Some(b) => b.as_ref(),
-            None => MatRef::from_row_major_slice(a, n, n),
-        };
+        let src = source(&scaled, a, n, n);
         let mut s = vec![Complex::new(T::of(0.0), T::of(0.0)); n];
         let mut u = vs.as_ref().map(|_| Mat::<Complex<T>>::zeros(n, n));
         let mut mem = MemBuffer::new(evd::evd_scratch::<Complex<T>>(

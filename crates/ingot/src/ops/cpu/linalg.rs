@@ -530,6 +530,19 @@ pub(super) fn scaled_copy<T: LaElem>(a: &[T], rows: usize, cols: usize) -> (Opti
     (Some(b), 2f64.powi(e))
 }
 
+/// The matrix to factor: the scaled copy when [`scaled_copy`] made one, else `a` itself.
+pub(super) fn source<'a, T: LaElem>(
+    scaled: &'a Option<Mat<T>>,
+    a: &'a [T],
+    rows: usize,
+    cols: usize,
+) -> MatRef<'a, T> {
+    match scaled {
+        Some(b) => b.as_ref(),
+        None => MatRef::from_row_major_slice(a, rows, cols),
+    }
+}
+
 /// Eigenvalues (ascending, into `w: [B, n]`) and optionally eigenvectors (columns of
 /// `v: [B, n, n]`) of the symmetric matrices `a: [B, n, n]` (lower triangle read).
 pub(crate) fn eigh(a: &Array, w: &Array, v: Option<&Array>) -> Result<()> {
@@ -544,10 +557,7 @@ fn eigh_t<T: LaElem>(a: &Array, w: &Array, v: Option<&Array>) -> Result<()> {
     for_batch(count, n, |i, par| {
         let a = &av[i * n * n..(i + 1) * n * n];
         let (scaled, unscale) = scaled_copy(a, n, n);
-        let src = match &scaled {
-            Some(b) => b.as_ref(),
-            None => MatRef::from_row_major_slice(a, n, n),
-        };
+        let src = source(&scaled, a, n, n);
         let mut s = vec![T::of(0.0); n];
         let mut u = vs.as_ref().map(|_| Mat::<T>::zeros(n, n));
         let compute = if u.is_some() {
@@ -611,10 +621,7 @@ fn svd_t<T: LaElem>(a: &Array, s: &Array, uv: Option<(&Array, &Array)>, full: bo
     for_batch(count, m.max(n), |i, par| {
         let a = &av[i * m * n..(i + 1) * m * n];
         let (scaled, unscale) = scaled_copy(a, m, n);
-        let src = match &scaled {
-            Some(b) => b.as_ref(),
-            None => MatRef::from_row_major_slice(a, m, n),
-        };
+        let src = source(&scaled, a, m, n);
         let mut sv = vec![T::of(0.0); k];
         let mut u = outs.as_ref().map(|_| Mat::<T>::zeros(m, uc));
         let mut v = outs.as_ref().map(|_| Mat::<T>::zeros(n, vr));

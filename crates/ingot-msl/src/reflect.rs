@@ -1181,6 +1181,223 @@ pub(crate) fn collective_helpers(src: &str, toks: &[Token], syn: &Syntax) -> Has
     out
 }
 
+/// Of `helpers` ([`collective_helpers`]), the names whose calls a work-item loop statement can
+/// replay (one deposit pass per SIMD-group exchange the call makes): functions that reach no
+/// barrier or `simdgroup_matrix`, take every parameter by value, and only compute (see
+/// [`crate::purity::body_is_pure`]), as everything they reach; and classes whose members that
+/// reach SIMD-group functions are such functions (so `Sum<float>` may be a template argument and
+/// `op.simd_reduce(x)` replays). A call operator never replays (its calls are not seen by name).
+pub(crate) fn replay_helpers(
+    src: &str,
+    toks: &[Token],
+    syn: &Syntax,
+    helpers: &HashSet<String>,
+) -> HashSet<String> {
+    let graph = CallGraph::new(src, toks, syn);
+    // Per function definition: does it only compute?
+    let pure_def = |src: &str, toks: &[Token], f: &FunctionDef| -> bool {
+        let text = |i: usize| toks.get(i).map(|t| t.text(src)).unwrap_or("");
+        if f.kernel_tok.is_some() {
+            return false;
+        }
+        let mut locals: Vec<String> = Vec::new();
+        // `operator()(a, b)`: the syntax reads the first `()` as the parameters.
+        if f.name == "operator" && text(f.name_tok + 1) == "(" && text(f.name_tok + 2) == ")" {
+            let open = f.name_tok + 3;
+            if text(open) != "(" {
+                return false;
+            }
+            let mut depth = 0i32;
+            let mut last: Option<&str> = None;
+            let mut in_default = false;
+            for k in open..f.body_open {
+                let t = text(k);
+                match t {
+                    "(" | "<" | "[" | "{" => depth += 1,
+                    ")" | ">" | "]" | "}" => depth -= 1,
+                    _ => {}
+                }
+                if depth == 1 && matches!(t, "*" | "&" | "&&" | "device" | "threadgroup") {
+                    return false;
+                }
+                if depth == 2 && text(k) == "[" {
+                    return false;
+                }
+                if (depth == 1 && t == ",") || (depth == 0 && t == ")") {
+                    if let Some(n) = last.take() {
+                        locals.push(n.to_string());
+                    }
+                    in_default = false;
+                    if depth == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                if depth == 1 && t == "=" {
+                    in_default = true;
+                }
+                if depth == 1
+                    && !in_default
+                    && toks.get(k).is_some_and(|t| t.kind == TokenKind::Ident)
+                {
+                    last = Some(t);
+                }
+            }
+        }
+        for p in &f.params {
+            if p.type_toks
+                .iter()
+                .any(|&k| matches!(text(k), "*" | "&" | "&&" | "[" | "device" | "threadgroup"))
+            {
+                return false;
+            }
+            if let Some(n) = p.name_tok {
+                if text(n + 1) == "[" {
+                    return false;
+                }
+            }
+            locals.push(p.name.clone());
+        }
+        locals.extend(crate::purity::declared_names(
+            src,
+            toks,
+            f.body_open,
+            f.body_close,
+        ));
+        crate::purity::body_is_pure(src, toks, f.body_open, f.body_close + 1, &locals)
+    };
+    // Names every definition of which is pure (classes: by their member functions).
+    let mut impure: HashSet<String> = HashSet::new();
+    let mut defined: HashSet<String> = HashSet::new();
+    // Operators by their symbol: a body names `operator` for `operator()(a, b)`, and an impure
+    // `operator+=` elsewhere says nothing of the call operators.
+    let key = |src: &str, toks: &[Token], f: &FunctionDef| -> String {
+        if f.name.starts_with("operator") {
+            let next = toks.get(f.name_tok + 1).map(|t| t.text(src)).unwrap_or("");
+            format!("operator{next}")
+        } else {
+            f.name.clone()
+        }
+    };
+    let mut called: HashMap<String, HashSet<String>> = HashMap::new();
+    for f in &syn.functions {
+        let refs = called_names(src, toks, f.body_open, f.body_close);
+        called
+            .entry(f.name.clone())
+            .or_default()
+            .extend(refs.iter().cloned());
+        if let Some(o) = &f.owner {
+            called.entry(o.clone()).or_default().extend(refs);
+        }
+        defined.insert(f.name.clone());
+        if !pure_def(src, toks, f) {
+            impure.insert(key(src, toks, f));
+            if let Some(o) = &f.owner {
+                impure.insert(o.clone());
+            }
+        }
+    }
+    // Macros the preprocessor left (the prelude's) are opaque.
+    for name in syn.macros.keys() {
+        impure.insert(name.clone());
+    }
+    let replayable = |name: &str| -> bool {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut stack = vec![name];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let Some(node) = graph.nodes.get(n) else {
+                continue;
+            };
+            let bad = if n == "operator" {
+                impure.contains("operator(")
+            } else {
+                impure.contains(n)
+            };
+            if bad || node.feats.barriers || node.feats.simdgroup_matrix {
+                return false;
+            }
+            for r in called.get(n).into_iter().flatten() {
+                if graph.nodes.contains_key(r.as_str()) {
+                    stack.push(r.as_str());
+                }
+            }
+        }
+        true
+    };
+    let mut out: HashSet<String> = helpers
+        .iter()
+        .chain(defined.iter().filter(|d| {
+            graph
+                .nodes
+                .get(d.as_str())
+                .is_some_and(|n| n.feats.simdgroup || n.feats.quad)
+        }))
+        .filter(|h| defined.contains(h.as_str()))
+        .filter(|h| replayable(h))
+        .cloned()
+        .collect();
+    // A call operator is called through its object's name, which the former cannot see.
+    out.remove("operator");
+    // Classes: every member reaching a SIMD-group function replays.
+    for h in helpers {
+        let members: Vec<&FunctionDef> = syn
+            .functions
+            .iter()
+            .filter(|f| f.owner.as_deref() == Some(h.as_str()))
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        // What a member reaches: its own body, then the graph by name.
+        let reaches = |f: &FunctionDef| -> bool {
+            let own = scan(src, toks, &syn.ctx, f.body_open, f.body_close + 1);
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut stack: Vec<&str> = own.refs.iter().map(|r| r.as_str()).collect();
+            let mut feats = own.feats;
+            while let Some(n) = stack.pop() {
+                if !seen.insert(n) {
+                    continue;
+                }
+                if let Some(node) = graph.nodes.get(n) {
+                    feats.merge(&node.feats);
+                    stack.extend(node.refs.iter().map(|r| r.as_str()));
+                }
+            }
+            feats.simdgroup || feats.quad || feats.barriers || feats.simdgroup_matrix
+        };
+        let ok = members.iter().all(|f| !reaches(f) || out.contains(&f.name));
+
+        if ok {
+            out.insert(h.clone());
+        }
+    }
+    out
+}
+
+/// Names tokens `a..b` call or name as a type: followed by `(`, `<` or `::`, or by a name (a
+/// declaration `Op op;`); not a member after `.`/`->` unless called. Variables that happen to
+/// share a function's name are left out.
+fn called_names(src: &str, toks: &[Token], a: usize, b: usize) -> HashSet<String> {
+    let text = |i: usize| toks.get(i).map(|t| t.text(src)).unwrap_or("");
+    let mut out = HashSet::new();
+    for k in a..b.min(toks.len()) {
+        if toks[k].kind != TokenKind::Ident {
+            continue;
+        }
+        let next = text(k + 1);
+        let strong = matches!(next, "(" | "<" | "::")
+            || (toks.get(k + 1).is_some_and(|t| t.kind == TokenKind::Ident)
+                && !matches!(text(k.wrapping_sub(1)), "." | "->"));
+        if strong {
+            out.insert(text(k).to_string());
+        }
+    }
+    out
+}
+
 /// The per-name features and references of the file's functions, classes and macros.
 struct CallGraph {
     nodes: HashMap<String, Node>,

@@ -13,7 +13,7 @@ use crate::preprocess::LineMap;
 use crate::reflect::{
     assign_abi, build, check_unsupported, is_threadgroup_var_decl, EntryPoint, Module,
 };
-use crate::syntax::{analyse, Ctx, Syntax};
+use crate::syntax::{analyse, Ctx, FunctionDef, Syntax};
 use crate::target::Target;
 use crate::wrapper_common::WrapperArg;
 use crate::{wrapper_cpu, wrapper_cuda};
@@ -427,9 +427,11 @@ fn translate_expanded(
     let mut cpu_modes = BTreeMap::new();
     let mut groups_emitted: HashSet<usize> = HashSet::new();
     let helpers = if opts.target == Target::Cpu {
-        crate::reflect::collective_helpers(source, &toks, &syn)
+        let all = crate::reflect::collective_helpers(source, &toks, &syn);
+        let replay = crate::reflect::replay_helpers(source, &toks, &syn, &all);
+        Helpers { all, replay }
     } else {
-        HashSet::new()
+        Helpers::default()
     };
     let emitted = selected
         .as_ref()
@@ -483,6 +485,14 @@ fn translate_expanded(
     })
 }
 
+/// The file's helpers that reach barriers or SIMD-group functions, for the CPU's work-item
+/// loop former: `all` of them, and those whose calls it replays.
+#[derive(Default)]
+struct Helpers {
+    all: HashSet<String>,
+    replay: HashSet<String>,
+}
+
 /// How the CPU runs an entry point ([`Translation::cpu_modes`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum CpuMode {
@@ -524,7 +534,7 @@ fn cpu_mode(
     e: &EntryPoint,
     args: &[WrapperArg],
     opts: &Options,
-    helpers: &HashSet<String>,
+    helpers: &Helpers,
 ) -> CpuChoice {
     if !e.features.needs_fibers() {
         return CpuChoice::Public(CpuMode::Loop);
@@ -1979,7 +1989,7 @@ impl<'a> Rewriter<'a> {
         &self,
         e: &EntryPoint,
         args: &[WrapperArg],
-        helpers: &HashSet<String>,
+        helpers: &Helpers,
     ) -> std::result::Result<(String, String), String> {
         let f = self
             .syn
@@ -2029,7 +2039,7 @@ impl<'a> Rewriter<'a> {
         }
         for a in &e.template_args {
             for w in a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-                if helpers.contains(w) {
+                if helpers.all.contains(w) && !helpers.replay.contains(w) {
                     return Err(format!(
                         "the template argument `{w}` holds a barrier or a SIMD-group function"
                     ));
@@ -2037,7 +2047,9 @@ impl<'a> Rewriter<'a> {
             }
         }
         let params = crate::wiloops::Params { per_thread, all };
-        let code = crate::wiloops::form(&body, &params, helpers)?;
+        let lookup = |name: &str| self.inline_helper(name, helpers);
+        let body = crate::wiloops::inline::expand(&body, &lookup)?;
+        let code = crate::wiloops::form(&body, &params, &helpers.all, &helpers.replay)?;
         let name = format!("ingot_group_{}", e.function);
         let mut open = String::new();
         let mut close = String::new();
@@ -2062,6 +2074,164 @@ impl<'a> Rewriter<'a> {
             "{open}{head} {name}{plist}{sep} const ::ingot::cpu::wi_group& ingot_g) {{\n  const uint32_t ingot_n = ingot_g.n;\n  (void)ingot_n;\n{code}}}\n{close}\n"
         );
         Ok((text, callee))
+    }
+
+    /// The definitions of the free helper `name` (it reaches barriers or SIMD-group functions
+    /// and is not replayed) as translated text, for the work-item loop former to inline; None
+    /// when it is not such a helper or a definition cannot be read.
+    fn inline_helper(
+        &self,
+        name: &str,
+        helpers: &Helpers,
+    ) -> Option<Vec<crate::wiloops::inline::Helper>> {
+        if !helpers.all.contains(name) || helpers.replay.contains(name) {
+            return None;
+        }
+        let defs: Vec<&FunctionDef> = self
+            .syn
+            .functions
+            .iter()
+            .filter(|f| f.name == name)
+            .collect();
+        if defs.is_empty()
+            || defs
+                .iter()
+                .any(|f| f.owner.is_some() || f.kernel_tok.is_some())
+        {
+            return None;
+        }
+        let text = |i: usize| self.toks.get(i).map(|t| t.text(self.src)).unwrap_or("");
+        let strip_attrs = |s: String| -> String {
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(a) = rest.find("[[") {
+                out.push_str(&rest[..a]);
+                match rest[a..].find("]]") {
+                    Some(b) => rest = &rest[a + b + 2..],
+                    None => {
+                        rest = "";
+                    }
+                }
+            }
+            out.push_str(rest);
+            out.trim().to_string()
+        };
+        let mut out = Vec::new();
+        for f in defs {
+            // template <...>
+            let mut template = Vec::new();
+            let mut head = f.decl_start;
+            if text(head) == "template" && text(head + 1) == "<" {
+                let mut depth = 0i32;
+                let mut close = None;
+                for k in head + 1..f.name_tok {
+                    let t = text(k);
+                    let compare = t == "<"
+                        && (text(k - 1) == ")"
+                            || self.toks[k - 1].kind == crate::lexer::TokenKind::Number);
+                    match t {
+                        "<" if !compare => depth += 1,
+                        ">" => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = Some(k);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let close = close?;
+                let mut from = head + 2;
+                let mut d = 0i32;
+                for k in head + 2..=close {
+                    let t = text(k);
+                    let end = k == close;
+                    match t {
+                        "<" | "(" => d += 1,
+                        ">" | ")" if !end => d -= 1,
+                        _ => {}
+                    }
+                    if (t == "," && d == 0) || end {
+                        if k > from {
+                            let eq = (from..k).find(|&j| text(j) == "=");
+                            let decl_end = eq.unwrap_or(k);
+                            let pname = (from..decl_end)
+                                .rev()
+                                .find(|&j| self.toks[j].kind == crate::lexer::TokenKind::Ident)
+                                .map(|j| text(j).to_string())
+                                .unwrap_or_default();
+                            let is_type = matches!(text(from), "typename" | "class");
+                            // `typename T` names T; an unnamed `enable_if_t<...> = true` none.
+                            let named = decl_end - from >= 2 || is_type;
+                            let default =
+                                eq.map(|e| self.output_range(e + 1, k - 1).trim().to_string());
+                            template.push(crate::wiloops::inline::TemplateParam {
+                                name: if named { pname } else { String::new() },
+                                is_type,
+                                default,
+                            });
+                        }
+                        from = k + 1;
+                    }
+                }
+                head = close + 1;
+            }
+            // The return type: what stays of the specifiers.
+            let mut ret_toks = Vec::new();
+            let mut k = head;
+            while k < f.name_tok {
+                let t = text(k);
+                if self.toks[k].kind == crate::lexer::TokenKind::AttrOpen {
+                    while k < f.name_tok && text(k) != "]]" {
+                        k += 1;
+                    }
+                } else if t == "__attribute__" {
+                    let mut depth = 0;
+                    k += 1;
+                    while k < f.name_tok {
+                        match text(k) {
+                            "(" => depth += 1,
+                            ")" => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        k += 1;
+                    }
+                } else if !matches!(t, "inline" | "static" | "constexpr" | "METAL_FUNC" | "]]") {
+                    ret_toks.push(k);
+                }
+                k += 1;
+            }
+            let ret = ret_toks
+                .iter()
+                .map(|&k| self.output_range(k, k).trim().to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let ret = if ret.is_empty() { return None } else { ret };
+            let params = f
+                .params
+                .iter()
+                .filter(|p| p.end > p.start)
+                .map(|p| {
+                    (
+                        strip_attrs(self.output_range(p.start, p.end - 1)),
+                        p.name.clone(),
+                    )
+                })
+                .collect();
+            out.push(crate::wiloops::inline::Helper {
+                template,
+                ret,
+                params,
+                body: self.output_range(f.body_open, f.body_close),
+            });
+        }
+        Some(out)
     }
 
     fn output(&self) -> String {

@@ -336,6 +336,10 @@ impl<'a> Walker<'a> {
             match self.txt(j) {
                 "(" | "[" => paren += 1,
                 ")" | "]" => paren -= 1,
+                // `sizeof(T) < 8` compares: no argument list opens after `)` or a number.
+                "<" if paren == 0
+                    && j > i
+                    && (self.is(j - 1, ")") || self.kind(j - 1) == Some(TokenKind::Number)) => {}
                 "<" if paren == 0 => depth += 1,
                 ">" if paren == 0 => {
                     depth -= 1;

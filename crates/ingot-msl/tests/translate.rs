@@ -558,7 +558,9 @@ kernel void k(device float* a, uint l [[thread_index_in_simdgroup]], uint g [[th
 #[test]
 fn work_item_storage_never_names_a_local_of_the_kernel() {
     // `x` lives across the barrier and its type names the body's `n`: the per-thread storage is
-    // declared before the body runs, so the kernel keeps fibers (it compiled wrongly before).
+    // declared before the body runs. A compile-time constant of the outermost block moves
+    // there first (MLX's `constexpr int n_reads`); one in an inner block keeps fibers (it
+    // compiled wrongly before either was handled).
     let src = r#"
 kernel void k(device float* a, uint i [[thread_index_in_threadgroup]]) {
   constexpr int n = 4;
@@ -569,6 +571,14 @@ kernel void k(device float* a, uint i [[thread_index_in_threadgroup]]) {
 }
 "#;
     let t = tr(src, Target::Cpu);
+    assert_eq!(t.cpu_modes["k"], ingot_msl::CpuMode::WorkItems);
+    let group = &t.text[t.text.find("ingot_group_k").unwrap()..];
+    let moved = group.find("constexpr int n = 4;").unwrap();
+    assert!(moved < group.find("using ingot_w_x").unwrap(), "{group}");
+    let inner = src
+        .replacen("{\n  constexpr", "{ {\n  constexpr", 1)
+        .replacen("x[3];\n}", "x[3];\n} }", 1);
+    let t = tr(&inner, Target::Cpu);
     assert_eq!(
         t.cpu_modes["k"],
         ingot_msl::CpuMode::Fibers("the type of `x` names `n`, declared in the kernel".into())

@@ -33,6 +33,9 @@ pub(crate) struct Former<'a> {
     src: &'a str,
     toks: &'a [Token],
     collectives: &'a HashSet<String>,
+    /// Helpers that only make SIMD-group exchanges and have no effect (see
+    /// `reflect::replay_helpers`): a call runs as many deposit passes as it makes exchanges.
+    replay: &'a HashSet<String>,
     params: &'a Params,
     out: String,
     /// Storage types and allocations, written at the top of the group function (so a mask or
@@ -55,6 +58,9 @@ pub(crate) struct Former<'a> {
     locals: HashSet<String>,
     /// Locals declared at group level by a uniform loop (the same for every thread).
     uniform_locals: HashSet<String>,
+    /// Compile-time declarations of the kernel's outermost block moved to the top of the group
+    /// function (so per-thread storage types may name them), by first token.
+    moved: HashSet<usize>,
     pub refusal: Option<String>,
 }
 
@@ -79,12 +85,14 @@ impl<'a> Former<'a> {
         src: &'a str,
         toks: &'a [Token],
         collectives: &'a HashSet<String>,
+        replay: &'a HashSet<String>,
         params: &'a Params,
     ) -> Former<'a> {
         Former {
             src,
             toks,
             collectives,
+            replay,
             params,
             out: String::new(),
             types: String::new(),
@@ -99,6 +107,7 @@ impl<'a> Former<'a> {
             modified_params: Vec::new(),
             locals: HashSet::new(),
             uniform_locals: HashSet::new(),
+            moved: HashSet::new(),
             refusal: None,
         }
     }
@@ -146,26 +155,58 @@ impl<'a> Former<'a> {
         format!("ingot_{stem}{}", self.n)
     }
 
-    /// Collective calls in `s`: (name token, close paren).
+    /// Collective calls in `s`: (first token, close paren). A call of a replayed helper
+    /// starts at its object (`op.simd_reduce(x)` from `op`).
     fn collective_calls(&self, s: Span) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
+        let p = super::stmt::Parser {
+            src: self.src,
+            toks: self.toks,
+        };
         for i in s.a..s.b {
             let t = self.toks[i];
-            if t.kind == TokenKind::Ident
-                && self.collectives.contains(self.text(i))
-                && self.text(i + 1) == "("
-                && !matches!(self.text(i.wrapping_sub(1)), "." | "->")
-            {
-                let p = super::stmt::Parser {
-                    src: self.src,
-                    toks: self.toks,
-                };
+            if t.kind != TokenKind::Ident || self.text(i + 1) != "(" {
+                continue;
+            }
+            let member = matches!(self.text(i.wrapping_sub(1)), "." | "->");
+            let name = self.text(i);
+            if self.collectives.contains(name) && !member {
                 if let Some(c) = p.close_of(i + 1) {
                     v.push((i, c));
+                }
+            } else if self.replay.contains(name) {
+                let mut a = i;
+                while a >= s.a + 2
+                    && matches!(self.text(a - 1), "." | "->")
+                    && self.toks[a - 2].kind == TokenKind::Ident
+                {
+                    a -= 2;
+                }
+                if let Some(c) = p.close_of(i + 1) {
+                    v.push((a, c));
                 }
             }
         }
         v
+    }
+
+    /// True when the call starting at `a` is a replayed helper (not one SIMD-group function).
+    fn is_replay(&self, a: usize) -> bool {
+        !self.collectives.contains(self.text(a)) || self.text(a + 1) != "("
+    }
+
+    /// The deposit pass(es) of the call `call` (starting at token `a`): one pass for a
+    /// SIMD-group function, one a exchange for a replayed helper.
+    fn deposit_passes(&self, head: &str, a: usize, call: &str) -> String {
+        if self.is_replay(a) {
+            format!(
+                "  ingot_g.deposit_begin();\n  do {{\n{head}    ingot_g.at(ingot_i, 1);\n    (void)({call});\n  }}\n  }} while (ingot_g.next_pass());\n  ingot_g.consume_begin();\n"
+            )
+        } else {
+            format!(
+                "  ingot_g.deposit_begin();\n{head}    ingot_g.at(ingot_i, 1);\n    (void)({call});\n  }}\n  ingot_g.consume_begin();\n"
+            )
+        }
     }
 
     fn has_split(&self, s: &Stmt) -> bool {
@@ -283,6 +324,7 @@ impl<'a> Former<'a> {
             });
         }
         self.flush();
+        self.move_constants(body);
         self.sequence(body);
         self.flush();
         if self.refusal.is_some() {
@@ -297,6 +339,44 @@ impl<'a> Former<'a> {
             "{}{reserve}{}{}",
             self.types, self.allocs, self.out
         ))
+    }
+
+    /// Moves the outermost block's `constexpr`, `using` and `typedef` declarations that name
+    /// no runtime local to the top of the group function: they are the same for every thread,
+    /// and per-thread storage declared there may use them (`constexpr int n = 4; float x[n];`).
+    fn move_constants(&mut self, body: &[Stmt]) {
+        let r = Reader {
+            src: self.src,
+            toks: self.toks,
+        };
+        for st in body {
+            let Stmt::Simple(sp) = st else { continue };
+            let sp = *sp;
+            if !matches!(r.decl(sp), Decl::Uniform)
+                || !matches!(self.text(sp.a), "constexpr" | "using" | "typedef")
+                || self.has_split(st)
+            {
+                continue;
+            }
+            let Some(name) = self.declared_name(sp) else {
+                continue;
+            };
+            let runtime = (sp.a..sp.b).any(|i| {
+                self.toks[i].kind == TokenKind::Ident
+                    && !matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::")
+                    && self.text(i) != name
+                    && self.locals.contains(self.text(i))
+                    && !self.uniform_locals.contains(self.text(i))
+            });
+            if runtime {
+                continue;
+            }
+            let t = self.span_text(sp).to_string();
+            self.types.push_str(&format!("  {t}\n"));
+            self.moved.insert(sp.a);
+            self.locals.remove(&name);
+            self.uniform_locals.insert(name);
+        }
     }
 
     fn sequence(&mut self, stmts: &[Stmt]) {
@@ -607,6 +687,7 @@ impl<'a> Former<'a> {
             }
             let name = self.text(i);
             if self.collectives.contains(name)
+                || self.replay.contains(name)
                 || name.starts_with("atomic")
                 || matches!(name, "threadgroup_barrier" | "simdgroup_barrier")
             {
@@ -798,10 +879,8 @@ impl<'a> Former<'a> {
         let head = self.loop_head(mask, &text, inactive);
         if let Some(&(a, b)) = calls.first() {
             let call = self.span_text(Span { a, b: b + 1 }).to_string();
-            self.out.push_str("  ingot_g.deposit_begin();\n");
-            self.out.push_str(&format!(
-                "{head}    ingot_g.at(ingot_i, 1);\n    (void)({call});\n  }}\n  ingot_g.consume_begin();\n"
-            ));
+            let passes = self.deposit_passes(&head, a, &call);
+            self.out.push_str(&passes);
             self.out.push_str(&format!(
                 "{head}    ingot_g.at(ingot_i, 2);\n    {set}\n  }}\n"
             ));
@@ -861,6 +940,7 @@ impl<'a> Former<'a> {
                 let t = self.span_text(sp).to_string();
                 self.region.push(t);
             }
+            Decl::Uniform if self.moved.contains(&sp.a) => {}
             Decl::Uniform => {
                 self.flush();
                 let t = self.span_text(sp).to_string();
@@ -987,8 +1067,11 @@ impl<'a> Former<'a> {
         let body = std::mem::take(&mut self.region);
         let text = format!("{}\n{}", call, body.join("\n"));
         let head = self.loop_head(&mask, &text, "");
-        self.out.push_str("  ingot_g.deposit_begin();\n");
-        if self.passive_ok(a, b) {
+        if self.is_replay(a) {
+            let passes = self.deposit_passes(&head, a, &call);
+            self.out.push_str(&passes);
+        } else if self.passive_ok(a, b) {
+            self.out.push_str("  ingot_g.deposit_begin();\n");
             // A shuffle of a pure operand: lanes outside the branch deposit too (not as
             // active lanes), so a lane reading one gets its current value, as on Apple's GPUs.
             let all = self.loop_head("ingot_all", &text, "");
@@ -997,9 +1080,8 @@ impl<'a> Former<'a> {
                 "{all}    ingot_g.at(ingot_i, {mask}[ingot_i] ? 1 : 3);\n    (void)({call});\n  }}\n  ingot_g.consume_begin();\n"
             ));
         } else {
-            self.out.push_str(&format!(
-                "{head}    ingot_g.at(ingot_i, 1);\n    (void)({call});\n  }}\n  ingot_g.consume_begin();\n"
-            ));
+            let passes = self.deposit_passes(&head, a, &call);
+            self.out.push_str(&passes);
         }
         let label = self.fresh("next");
         let mut stmts = String::new();

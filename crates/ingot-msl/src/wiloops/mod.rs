@@ -27,6 +27,7 @@
 
 mod decl;
 mod emit;
+pub(crate) mod inline;
 mod stmt;
 
 use std::collections::HashSet;
@@ -86,13 +87,16 @@ pub(crate) const COLLECTIVES: &[&str] = &[
 ];
 
 /// Forms the body of the group function from the translated kernel body `body` (its braces
-/// included). `helpers` names the file's functions that hold barriers or SIMD-group functions.
+/// included). `helpers` names the file's functions that hold barriers or SIMD-group functions;
+/// `replay` those of them whose calls run as repeated deposit passes (they only make
+/// SIMD-group exchanges and have no effect).
 /// Returns the body's code (to be placed inside the group function, after `ingot_n` is
 /// declared), or why the kernel keeps fibers.
 pub(crate) fn form(
     body: &str,
     params: &Params,
     helpers: &HashSet<String>,
+    replay: &HashSet<String>,
 ) -> Result<String, String> {
     let toks = lex(body, "", false).map_err(|e| format!("the body could not be read ({e})"))?;
     let toks = significant(&toks);
@@ -115,13 +119,14 @@ pub(crate) fn form(
         if called
             && (s.starts_with("simd_") || s.starts_with("quad_"))
             && !collectives.contains(s)
+            && !replay.contains(s)
             && !s.contains("float")
             && !s.contains("int")
             && !s.contains("half")
         {
             return Err(format!("it calls `{s}`"));
         }
-        if helpers.contains(s) {
+        if helpers.contains(s) && !replay.contains(s) {
             return Err(format!(
                 "the helper `{s}` holds a barrier or a SIMD-group function"
             ));
@@ -141,7 +146,7 @@ pub(crate) fn form(
     let stmts = parser
         .block(1, close)
         .ok_or_else(|| "a statement the former cannot read".to_string())?;
-    let mut f = emit::Former::new(body, &toks, &collectives, params);
+    let mut f = emit::Former::new(body, &toks, &collectives, replay, params);
     let out = f.form(&stmts, stmt::Span { a: 1, b: close });
     match (out, f.refusal) {
         (Some(o), None) => Ok(o),

@@ -165,6 +165,26 @@ struct fiber {
 static const uint64_t kCanary = 0x1d6f07c4a5e3b2d1ull;
 static const size_t kCanaryWords = 8;  // one cache line at the bottom of each stack
 
+// One SIMD-group exchange of a work-item loop statement: wi_n lanes of `tsize` bytes, the lanes
+// that deposited (by SIMD-group), lanes outside the branch that deposited a shuffle operand,
+// the SIMD-groups whose inactive slots are zeroed already, and the source line each
+// SIMD-group's deposits came from (lanes of one SIMD-group at different lines diverged).
+struct wi_slot {
+  uint32_t tsize;
+  char* dep;
+  size_t cap;
+  uint32_t active[32];
+  uint32_t passive[32];
+  uint32_t line[32];
+  uint32_t ready;
+  // A reduction's result, by SIMD-group, once its first lane computed it in the consume pass
+  // (every lane of the SIMD-group gets the same value): `memo` has bit g set, memo_op[g] is
+  // the function, memo_val[g] the value.
+  uint32_t memo;
+  const void* memo_op[32];
+  alignas(16) unsigned char memo_val[32][16];
+};
+
 struct sched_state {
   fiber* fibers;
   uint32_t nfibers_cap;
@@ -182,15 +202,19 @@ struct sched_state {
   int err;
   char msg[512];
   unsigned long long stop0;  // *stop_epoch when the running launch began
-  // Mode::WorkItems: the thread running a deposit (1) or consume (2) pass, the group's size,
-  // the deposits (wi_n lanes of wi_tsize bytes), the lanes that deposited, by SIMD-group, and
-  // which SIMD-groups' inactive slots were zeroed already in this consume pass.
-  uint32_t wi_lane, wi_phase, wi_n, wi_tsize;
-  char* wi_dep;
-  size_t wi_dep_cap;
-  uint32_t wi_active[32];
-  uint32_t wi_passive[32];  // lanes outside the branch that deposited a shuffle operand
-  uint32_t wi_ready;
+  // Mode::WorkItems: the thread running a deposit (1), consume (2) or passive deposit (3) pass,
+  // the group's size, and the exchanges of the statement being run. A statement makes one
+  // exchange per SIMD-group function it reaches (a helper may reach several): the k-th call a
+  // lane makes uses slot k. Deposit pass p fills slot p (calls before it read their slots,
+  // calls after it return the lane's own value); the consume pass reads every slot.
+  uint32_t wi_lane, wi_phase, wi_n;
+  uint32_t wi_k;         // calls the running lane has made in this pass
+  uint32_t wi_pass;      // the slot this deposit pass fills
+  uint32_t wi_nslots;    // slots filled for the statement
+  uint32_t wi_deposited; // a lane deposited in this pass
+  uint32_t wi_more;      // a lane made a call after its deposit in this pass (another follows)
+  wi_slot* wi_slots;
+  uint32_t wi_slots_cap;
   char* arena;  // per-group scratch: masks and per-thread arrays
   size_t arena_cap, arena_used;
 };
@@ -434,49 +458,101 @@ inline void run_fiber_group(sched_state& s, uint32_t n) {
   }
 }
 
-inline void wi_deposit(sched_state& s, const void* v, uint32_t tsize) {
-  if (s.wi_tsize == 0) {
+// Slot k of the statement, made empty (its buffer kept); false when out of memory.
+inline bool wi_slot_reset(sched_state& s, uint32_t k) {
+  if (k >= 4096) {
+    set_error("ingot cpu: a statement makes more than 4096 SIMD-group exchanges (INGOT_CPU_ENGINE=fibers runs it)");
+    return false;
+  }
+  if (k >= s.wi_slots_cap) {
+    uint32_t cap = s.wi_slots_cap ? s.wi_slots_cap * 2 : 8;
+    while (cap <= k) cap *= 2;
+    wi_slot* ns = (wi_slot*)calloc(cap, sizeof(wi_slot));
+    if (!ns) {
+      set_error("ingot cpu: cannot allocate SIMD-group exchange slots");
+      return false;
+    }
+    if (s.wi_slots) {
+      memcpy(ns, s.wi_slots, sizeof(wi_slot) * s.wi_slots_cap);
+      free(s.wi_slots);
+    }
+    s.wi_slots = ns;
+    s.wi_slots_cap = cap;
+  }
+  wi_slot& w = s.wi_slots[k];
+  w.tsize = 0;
+  w.ready = 0;
+  w.memo = 0;
+  for (int g = 0; g < 32; ++g) w.active[g] = w.passive[g] = w.line[g] = 0;
+  return true;
+}
+
+inline void wi_deposit(sched_state& s, wi_slot& w, const void* v, uint32_t tsize, uint32_t line) {
+  if (w.tsize == 0) {
     size_t need = (size_t)((s.wi_n + 31) & ~31u) * tsize;
-    if (need > s.wi_dep_cap) {
-      free(s.wi_dep);
-      s.wi_dep = (char*)aligned_alloc(64, (need + 63) & ~(size_t)63);
-      s.wi_dep_cap = s.wi_dep ? need : 0;
-      if (!s.wi_dep) {
+    if (need > w.cap) {
+      free(w.dep);
+      w.dep = (char*)aligned_alloc(64, (need + 63) & ~(size_t)63);
+      w.cap = w.dep ? need : 0;
+      if (!w.dep) {
         set_error("ingot cpu: cannot allocate %zu bytes for a SIMD-group exchange", need);
         return;
       }
     }
-    s.wi_tsize = tsize;
+    w.tsize = tsize;
   }
-  if (tsize != s.wi_tsize || s.wi_lane >= s.wi_n) {
-    set_error("ingot cpu: inconsistent SIMD-group exchange (internal error)");
+  uint32_t sg = s.wi_lane >> 5;
+  if (tsize != w.tsize || s.wi_lane >= s.wi_n) {
+    set_error(
+        "ingot cpu: lanes of one SIMD-group reached different SIMD-group functions in one "
+        "statement (divergent calls inside a helper; INGOT_CPU_ENGINE=fibers runs the kernel)");
     return;
   }
-  memcpy(s.wi_dep + (size_t)s.wi_lane * tsize, v, tsize);
+  if (line) {
+    if (w.line[sg] == 0)
+      w.line[sg] = line;
+    else if (w.line[sg] != line) {
+      set_error(
+          "ingot cpu: lanes of one SIMD-group reached SIMD-group functions at lines %u and %u "
+          "in one exchange (divergent calls inside a helper; INGOT_CPU_ENGINE=fibers runs the "
+          "kernel)", w.line[sg], line);
+      return;
+    }
+  }
+  memcpy(w.dep + (size_t)s.wi_lane * tsize, v, tsize);
   if (s.wi_phase == 1)
-    s.wi_active[s.wi_lane >> 5] |= 1u << (s.wi_lane & 31);
+    w.active[sg] |= 1u << (s.wi_lane & 31);
   else
-    s.wi_passive[s.wi_lane >> 5] |= 1u << (s.wi_lane & 31);
+    w.passive[sg] |= 1u << (s.wi_lane & 31);
 }
 
-inline void wi_consume(sched_state& s, void* out, uint32_t tsize, uint32_t voff) {
+inline void wi_consume(sched_state& s, wi_slot& w, void* out, uint32_t tsize, uint32_t voff) {
   uint32_t lane = s.wi_lane, sg = lane >> 5, me = lane & 31;
-  if (tsize != s.wi_tsize || !s.wi_dep) {
+  if (tsize != w.tsize || !w.dep) {
     set_error("ingot cpu: a SIMD-group function read lanes that did not take part (internal error)");
     memset(out, 0, voff + (size_t)tsize * 32);
     return;
   }
-  char* base = s.wi_dep + (size_t)sg * 32 * tsize;
-  uint32_t act = s.wi_active[sg], seen = act | s.wi_passive[sg];
-  if (!(s.wi_ready & (1u << sg))) {
+  char* base = w.dep + (size_t)sg * 32 * tsize;
+  uint32_t act = w.active[sg], seen = act | w.passive[sg];
+  if (!(w.ready & (1u << sg))) {
     // Lanes that did not deposit read as zero (as in the fiber engine).
     for (uint32_t k = 0; k < 32; ++k)
       if (!((seen >> k) & 1u)) memset(base + (size_t)k * tsize, 0, tsize);
-    s.wi_ready |= 1u << sg;
+    w.ready |= 1u << sg;
   }
   memcpy(out, &act, 4);
   memcpy((char*)out + 4, &me, 4);
   memcpy((char*)out + voff, base, (size_t)tsize * 32);
+}
+
+// The lane alone (the result of a call in a deposit pass, discarded).
+inline void wi_alone(sched_state& s, const void* v, void* out, uint32_t tsize, uint32_t voff) {
+  memset((char*)out + voff, 0, (size_t)tsize * 32);
+  memcpy((char*)out + voff + (size_t)(s.wi_lane & 31) * tsize, v, tsize);
+  uint32_t me = s.wi_lane & 31, bit = 1u << me;
+  memcpy(out, &bit, 4);
+  memcpy((char*)out + 4, &me, 4);
 }
 
 __attribute__((noinline)) inline void exchange_core(const void* v, void* out, uint32_t tsize,
@@ -495,18 +571,28 @@ __attribute__((noinline)) inline void exchange_core(const void* v, void* out, ui
     yield_to_sched(s);
     return;
   }
-  if (s.cur == CUR_WI && (s.wi_phase == 1 || s.wi_phase == 3)) {
-    wi_deposit(s, v, tsize);
-    // The deposit pass's result is discarded: the lane alone.
-    memset((char*)out + voff, 0, (size_t)tsize * 32);
-    memcpy((char*)out + voff + (size_t)(s.wi_lane & 31) * tsize, v, tsize);
-    uint32_t me = s.wi_lane & 31, bit = 1u << me;
-    memcpy(out, &bit, 4);
-    memcpy((char*)out + 4, &me, 4);
-    return;
-  }
-  if (s.cur == CUR_WI && s.wi_phase == 2) {
-    wi_consume(s, out, tsize, voff);
+  if (s.cur == CUR_WI && s.wi_phase != 0) {
+    uint32_t k = s.wi_k++;
+    if (s.wi_phase == 2) {
+      if (k >= s.wi_nslots) {
+        set_error("ingot cpu: a SIMD-group function the deposit passes did not reach (internal error)");
+        memset(out, 0, voff + (size_t)tsize * 32);
+        return;
+      }
+      wi_consume(s, s.wi_slots[k], out, tsize, voff);
+      return;
+    }
+    if (k < s.wi_pass) {
+      wi_consume(s, s.wi_slots[k], out, tsize, voff);
+      return;
+    }
+    if (k == s.wi_pass) {
+      wi_deposit(s, s.wi_slots[k], v, tsize, line);
+      s.wi_deposited = 1;
+    } else {
+      s.wi_more = 1;
+    }
+    wi_alone(s, v, out, tsize, voff);
     return;
   }
   if (s.cur == CUR_WI)
@@ -555,6 +641,88 @@ __attribute__((always_inline)) inline lanes<T> simd_exchange(const T& v, uint32_
   lanes<T> r;
   detail::exchange_core(&v, &r, (uint32_t)sizeof(T), (uint32_t)offsetof(lanes<T>, v), line);
   return r;
+}
+
+// Mode::WorkItems, consume pass: a SIMD-group reduction whose value every lane shares takes it
+// from the first lane of its SIMD-group that computed it (`op` names the function), instead of
+// reading the 32 deposits again. wi_memo_get returns true with the value in `out` (the
+// exchange counted), wi_memo_put records the value after the exchange.
+template <class T>
+__attribute__((always_inline)) inline bool wi_memo_get(T& out, const void* op) {
+  detail::sched_state& s = detail::g_sched;
+  if (sizeof(T) > 16 || s.cur != detail::CUR_WI || s.wi_phase != 2 || s.wi_k >= s.wi_nslots)
+    return false;
+  detail::wi_slot& w = s.wi_slots[s.wi_k];
+  uint32_t sg = s.wi_lane >> 5;
+  if (!((w.memo >> sg) & 1u) || w.memo_op[sg] != op) return false;
+  memcpy(&out, w.memo_val[sg], sizeof(T));
+  s.wi_k += 1;
+  return true;
+}
+template <class T>
+__attribute__((always_inline)) inline void wi_memo_put(const T& v, const void* op) {
+  detail::sched_state& s = detail::g_sched;
+  if (sizeof(T) > 16 || s.cur != detail::CUR_WI || s.wi_phase != 2 || s.wi_k == 0) return;
+  detail::wi_slot& w = s.wi_slots[s.wi_k - 1];
+  uint32_t sg = s.wi_lane >> 5;
+  w.memo |= 1u << sg;
+  w.memo_op[sg] = op;
+  memcpy(w.memo_val[sg], &v, sizeof(T) > 16 ? 16 : sizeof(T));
+}
+
+// Mode::WorkItems, deposit pass: the call's exchange handled without building the 32-lane
+// result (a deposit pass's result is discarded; the caller returns its own operand). True
+// when handled; false when the call must read an earlier slot (a replayed helper's later
+// exchange) or outside a deposit pass.
+template <class T>
+__attribute__((always_inline)) inline bool wi_deposit_only(const T& v, uint32_t line) {
+  detail::sched_state& s = detail::g_sched;
+  if (s.cur != detail::CUR_WI || (s.wi_phase != 1 && s.wi_phase != 3)) return false;
+  uint32_t k = s.wi_k;
+  if (k < s.wi_pass) return false;
+  s.wi_k = k + 1;
+  if (k == s.wi_pass) {
+    detail::wi_slot& w = s.wi_slots[k];
+    uint32_t sg = s.wi_lane >> 5;
+    if (w.tsize == sizeof(T) && s.wi_lane < s.wi_n && (line == 0 || w.line[sg] == line)) {
+      memcpy(w.dep + (size_t)s.wi_lane * sizeof(T), &v, sizeof(T));
+      if (s.wi_phase == 1)
+        w.active[sg] |= 1u << (s.wi_lane & 31);
+      else
+        w.passive[sg] |= 1u << (s.wi_lane & 31);
+    } else {
+      detail::wi_deposit(s, w, &v, (uint32_t)sizeof(T), line);
+    }
+    s.wi_deposited = 1;
+  } else {
+    s.wi_more = 1;
+  }
+  return true;
+}
+
+// Mode::WorkItems, consume pass: the deposit of lane `src` of the caller's SIMD-group (zero when
+// that lane did not deposit), read directly instead of copying the 32 deposits; `self` gets
+// the caller's lane. False outside a consume pass (the caller then exchanges as usual).
+template <class T>
+__attribute__((always_inline)) inline bool wi_peek(unsigned int src, T& out, unsigned int& self) {
+  detail::sched_state& s = detail::g_sched;
+  if (s.cur != detail::CUR_WI || s.wi_phase != 2 || s.wi_k >= s.wi_nslots) return false;
+  detail::wi_slot& w = s.wi_slots[s.wi_k];
+  if (w.tsize != sizeof(T) || !w.dep) return false;
+  uint32_t sg = s.wi_lane >> 5;
+  self = s.wi_lane & 31u;
+  s.wi_k += 1;
+  src &= 31u;
+  if (!(((w.active[sg] | w.passive[sg]) >> src) & 1u)) {
+    memset(&out, 0, sizeof(T));
+    return true;
+  }
+  memcpy(&out, w.dep + ((size_t)sg * 32 + src) * sizeof(T), sizeof(T));
+  return true;
+}
+// The caller's lane (Mode::WorkItems; any mode: see simd_lane).
+__attribute__((always_inline)) inline unsigned int wi_self() {
+  return detail::g_sched.wi_lane & 31u;
 }
 
 // The calling thread's lane in its SIMD-group (0 outside a fiber).
@@ -651,18 +819,40 @@ struct wi_group {
     return true;
   }
 
+  // The first deposit pass of a statement (slot 0).
   void deposit_begin() const {
     detail::sched_state& s = detail::g_sched;
-    s.wi_tsize = 0;
-    for (int k = 0; k < 32; ++k) s.wi_active[k] = s.wi_passive[k] = 0;
+    s.wi_pass = 0;
+    s.wi_nslots = 1;
+    s.wi_deposited = 0;
+    s.wi_more = 0;
+    detail::wi_slot_reset(s, 0);
   }
-  void consume_begin() const { detail::g_sched.wi_ready = 0; }
+  // After deposit pass p: true when a lane called a SIMD-group function after its deposit (a
+  // helper makes more exchanges), so pass p + 1 follows; false when every exchange is filled.
+  bool next_pass() const {
+    detail::sched_state& s = detail::g_sched;
+    if (!s.wi_more || s.err) {
+      s.wi_nslots = s.wi_pass + (s.wi_deposited ? 1 : 0);
+      return false;
+    }
+    s.wi_pass += 1;
+    s.wi_nslots = s.wi_pass + 1;
+    s.wi_deposited = 0;
+    s.wi_more = 0;
+    return detail::wi_slot_reset(s, s.wi_pass);
+  }
+  void consume_begin() const {
+    detail::sched_state& s = detail::g_sched;
+    for (uint32_t k = 0; k < s.wi_nslots; ++k) s.wi_slots[k].ready = s.wi_slots[k].memo = 0;
+  }
   // Thread i runs a deposit (1), consume (2) or passive deposit (3: a lane outside the branch
   // offering its operand to shuffles) pass of a SIMD-group function; 0: neither.
   __attribute__((always_inline)) void at(uint32_t i, uint32_t phase) const {
     detail::sched_state& s = detail::g_sched;
     s.wi_lane = i;
     s.wi_phase = phase;
+    s.wi_k = 0;
   }
 };
 

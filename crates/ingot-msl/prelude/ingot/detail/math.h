@@ -198,7 +198,17 @@ INGOT_LIBM1(expm1) INGOT_LIBM1(log) INGOT_LIBM1(log2) INGOT_LIBM1(log10) INGOT_L
 INGOT_LIBM1(sqrt) INGOT_LIBM1(cbrt) INGOT_LIBM1(floor) INGOT_LIBM1(ceil) INGOT_LIBM1(round)
 INGOT_LIBM1(rint) INGOT_LIBM1(trunc) INGOT_LIBM1(erf) INGOT_LIBM1(erfc) INGOT_LIBM1(lgamma)
 INGOT_LIBM1(tgamma) INGOT_LIBM1(fabs)
-INGOT_LIBM2(pow) INGOT_LIBM2(atan2) INGOT_LIBM2(fmod) INGOT_LIBM2(fmin) INGOT_LIBM2(fmax)
+INGOT_LIBM2(pow) INGOT_LIBM2(atan2) INGOT_LIBM2(fmod)
+#if defined(INGOT_TARGET_CUDA)
+INGOT_LIBM2(fmin) INGOT_LIBM2(fmax)
+#else
+// fmin/fmax as selects (NaN loses to a number): GCC calls libm's fmaxf otherwise, which keeps
+// loops over threads from vectorising.
+INGOT_FN float m_fmax(float x, float y) { return (x < y || x != x) ? y : x; }
+INGOT_FN double m_fmax(double x, double y) { return (x < y || x != x) ? y : x; }
+INGOT_FN float m_fmin(float x, float y) { return (y < x || x != x) ? y : x; }
+INGOT_FN double m_fmin(double x, double y) { return (y < x || x != x) ? y : x; }
+#endif
 INGOT_LIBM2(fdim) INGOT_LIBM2(hypot) INGOT_LIBM2(copysign) INGOT_LIBM2(nextafter)
 INGOT_LIBM2(remainder)
 #undef INGOT_LIBM1

@@ -208,8 +208,14 @@ template <class T> INGOT_FN unsigned int quad_mask(const ingot::cpu::lanes<T>& l
 #else
 #define INGOT_SIMD_REDUCE(name, op, width)                                          \
   template <class T> INGOT_SITE_FN T name(T x INGOT_LINE_PARAM) {                                    \
+    static const char ingot_op = 0;                                                 \
+    T r;                                                                            \
+    if (width == 32 && ingot::cpu::wi_memo_get(r, &ingot_op)) return r;             \
+    if (ingot::cpu::wi_deposit_only(x, ingot_line)) return x;                        \
     ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);                          \
-    return detail::fold<detail::op<T>>(l, width == 32 ? l.active : detail::quad_mask(l)); \
+    r = detail::fold<detail::op<T>>(l, width == 32 ? l.active : detail::quad_mask(l)); \
+    if (width == 32) ingot::cpu::wi_memo_put(r, &ingot_op);                          \
+    return r;                                                                       \
   }
 #define INGOT_SIMD_SCAN(name, op, width)                                            \
   template <class T> INGOT_SITE_FN T name(T x INGOT_LINE_PARAM) {                                    \
@@ -362,18 +368,38 @@ INGOT_SITE_FN bool quad_is_first() {
 }
 #else
 template <class T> INGOT_SITE_FN T simd_shuffle(T x, unsigned short lane INGOT_LINE_PARAM) {
+  T r;
+  unsigned int me;
+  if (ingot::cpu::wi_deposit_only(x, ingot_line)) return x;
+  if (ingot::cpu::wi_deposit_only(x, ingot_line)) return x;
+  if (ingot::cpu::wi_peek(lane, r, me)) return r;
   ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[lane & 31u];
 }
 template <class T> INGOT_SITE_FN T simd_broadcast(T x, unsigned short lane INGOT_LINE_PARAM) {
+  T r;
+  unsigned int me;
+  if (ingot::cpu::wi_peek(lane, r, me)) return r;
   ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[lane & 31u];
 }
 template <class T> INGOT_SITE_FN T simd_broadcast_first(T x INGOT_LINE_PARAM) {
+  static const char ingot_op = 0;
+  T r;
+  if (ingot::cpu::wi_memo_get(r, &ingot_op)) return r;
+  if (ingot::cpu::wi_deposit_only(x, ingot_line)) return x;
   ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
-  return l.v[__builtin_ctz(l.active)];
+  r = l.v[__builtin_ctz(l.active)];
+  ingot::cpu::wi_memo_put(r, &ingot_op);
+  return r;
 }
 template <class T> INGOT_SITE_FN T simd_shuffle_down(T x, unsigned short delta INGOT_LINE_PARAM) {
+  if (ingot::cpu::wi_deposit_only(x, ingot_line)) return x;
+  {
+    unsigned int me = ingot::cpu::wi_self() + delta;
+    T r;
+    if (me < 32 && ingot::cpu::wi_peek(me, r, me)) return r;
+  }
   ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   unsigned int src = l.self + delta;
   return src >= 32 ? x : l.v[src];
@@ -384,6 +410,12 @@ template <class T> INGOT_SITE_FN T simd_shuffle_up(T x, unsigned short delta ING
   return src < 0 ? x : l.v[src];
 }
 template <class T> INGOT_SITE_FN T simd_shuffle_xor(T x, unsigned short mask INGOT_LINE_PARAM) {
+  if (ingot::cpu::wi_deposit_only(x, ingot_line)) return x;
+  {
+    T r;
+    unsigned int me;
+    if (ingot::cpu::wi_peek((ingot::cpu::wi_self() ^ mask) & 31u, r, me)) return r;
+  }
   ingot::cpu::lanes<T> l = ingot::cpu::simd_exchange(x, ingot_line);
   return l.v[(l.self ^ mask) & 31u];
 }
@@ -420,16 +452,28 @@ INGOT_SITE_FN simd_vote simd_active_threads_mask(INGOT_LINE_PARAM0) {
   return simd_vote(l.active, l.active);
 }
 INGOT_SITE_FN bool simd_all(bool p INGOT_LINE_PARAM) {
+  static const char ingot_op = 0;
+  bool r;
+  if (ingot::cpu::wi_memo_get(r, &ingot_op)) return r;
+  if (ingot::cpu::wi_deposit_only(p, ingot_line)) return p;
   ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
+  r = true;
   for (unsigned int m = l.active; m; m &= m - 1)
-    if (!l.v[__builtin_ctz(m)]) return false;
-  return true;
+    if (!l.v[__builtin_ctz(m)]) { r = false; break; }
+  ingot::cpu::wi_memo_put(r, &ingot_op);
+  return r;
 }
 INGOT_SITE_FN bool simd_any(bool p INGOT_LINE_PARAM) {
+  static const char ingot_op = 0;
+  bool r;
+  if (ingot::cpu::wi_memo_get(r, &ingot_op)) return r;
+  if (ingot::cpu::wi_deposit_only(p, ingot_line)) return p;
   ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(p, ingot_line);
+  r = false;
   for (unsigned int m = l.active; m; m &= m - 1)
-    if (l.v[__builtin_ctz(m)]) return true;
-  return false;
+    if (l.v[__builtin_ctz(m)]) { r = true; break; }
+  ingot::cpu::wi_memo_put(r, &ingot_op);
+  return r;
 }
 INGOT_SITE_FN bool simd_is_first(INGOT_LINE_PARAM0) {
   ingot::cpu::lanes<bool> l = ingot::cpu::simd_exchange(true, ingot_line);

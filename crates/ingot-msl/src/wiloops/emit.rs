@@ -61,6 +61,9 @@ pub(crate) struct Former<'a> {
     /// Compile-time declarations of the kernel's outermost block moved to the top of the group
     /// function (so per-thread storage types may name them), by first token.
     moved: HashSet<usize>,
+    /// The kernel has no `return`: its root mask stays all ones, so loops under it test no
+    /// mask (and the compiler may vectorise them).
+    root_clean: bool,
     pub refusal: Option<String>,
 }
 
@@ -108,6 +111,7 @@ impl<'a> Former<'a> {
             locals: HashSet::new(),
             uniform_locals: HashSet::new(),
             moved: HashSet::new(),
+            root_clean: false,
             refusal: None,
         }
     }
@@ -287,6 +291,7 @@ impl<'a> Former<'a> {
     pub fn form(&mut self, body: &[Stmt], span: Span) -> Option<String> {
         self.find_modified_params(span);
         self.collect_locals(body);
+        self.root_clean = !(span.a..span.b).any(|i| self.text(i) == "return");
         let root = self.new_mask();
         self.out.push_str(&format!(
             "  for (uint32_t ingot_i = 0; ingot_i < ingot_n; ++ingot_i) {root}[ingot_i] = 1;\n"
@@ -892,8 +897,14 @@ impl<'a> Former<'a> {
 
     /// `for` over the threads active in `mask`, with the builtins and bindings `text` uses.
     fn loop_head(&self, mask: &str, text: &str, inactive: &str) -> String {
+        let all_active = self.root_clean && self.chain.first().is_some_and(|l| l.mask == mask);
+        let check = if all_active {
+            String::new()
+        } else {
+            format!("    if (!{mask}[ingot_i]) {{ {inactive} continue; }}\n")
+        };
         let mut s = format!(
-            "  for (uint32_t ingot_i = 0; ingot_i < ingot_n; ++ingot_i) {{\n    if (!{mask}[ingot_i]) {{ {inactive} continue; }}\n    const ::ingot::cpu::thread_ids ingot_t = ingot_g.ids(ingot_i);\n    (void)ingot_t;\n"
+            "  for (uint32_t ingot_i = 0; ingot_i < ingot_n; ++ingot_i) {{\n{check}    const ::ingot::cpu::thread_ids ingot_t = ingot_g.ids(ingot_i);\n    (void)ingot_t;\n"
         );
         for (name, ty, v) in &self.params.per_thread {
             if uses(text, name) && !self.is_hoisted(name) {

@@ -329,6 +329,43 @@ def llmswift_cases(root: Path, rng, quick: bool) -> List[Case]:
                       lambda: kl(outl, mean, rstd, ii, wi, bi, BT, C, grid=(BT,), threadgroup=(64,)),
                       ln_np, ln_check, 2 * inp.nbytes))
 
+    # attention_forward1: query-key, causal softmax and value kernels (one thread an output,
+    # a row, an output row), against NumPy's batched matmuls and softmax.
+    NH, Ta = 12, (64 if quick else 256)
+    qkv = _f32(rng, B, Ta, 3 * C)
+    qi = ig.asarray(qkv)
+    hs = C // NH
+    pre = ig.asarray(np.full((B, NH, Ta, Ta), np.nan, np.float32))
+    att = ig.asarray(np.full((B, NH, Ta, Ta), np.nan, np.float32))
+    outa = ig.asarray(np.full((B, Ta, C), np.nan, np.float32))
+    kq = src.function("attention_query_key_kernel1")
+    ks = src.function("attention_softmax_kernel1")
+    kv = src.function("attention_value_kernel1")
+
+    def att_run():
+        kq(pre, qi, B, Ta, C, NH, grid=(B * NH * Ta * Ta,), threadgroup=(256,))
+        ks(att, pre, B, Ta, NH, grid=(B * Ta * NH,), threadgroup=(256,))
+        kv(outa, att, qi, B, Ta, C, NH, grid=(B * Ta * NH,), threadgroup=(256,))
+
+    causal = np.tril(np.ones((Ta, Ta), bool))
+
+    def heads(x, dtype):
+        q, k, v = np.split(x.astype(dtype), 3, axis=-1)
+        return [a.reshape(B, Ta, NH, hs).transpose(0, 2, 1, 3) for a in (q, k, v)]
+
+    def att_np(dtype=np.float32):
+        q, k, v = heads(qkv, dtype)
+        p = q @ k.transpose(0, 1, 3, 2) * dtype(1 / np.sqrt(hs))
+        p = np.where(causal, p, -np.inf)
+        p = np.exp(p - p.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        return (p @ v).transpose(0, 2, 1, 3).reshape(B, Ta, C)
+
+    cases.append(Case("llm.swift", f"attention (forward1) B{B} T{Ta} C{C} NH{NH}",
+                      "attention_softmax_kernel1", att_run, att_np,
+                      lambda: _close(outa, att_np(np.float64), rtol=1e-3, atol=1e-4),
+                      qkv.nbytes * 2 + 3 * B * NH * Ta * Ta * 4 + B * Ta * C * 4))
+
     # matmul_forward_kernel1: one thread an output (the naive kernel), against NumPy's matmul.
     OC = 768 if quick else 3072
     wt = _f32(rng, OC, C)

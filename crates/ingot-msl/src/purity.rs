@@ -100,11 +100,55 @@ pub(crate) fn declared_names(src: &str, toks: &[Token], a: usize, b: usize) -> V
             TokenKind::Punct => matches!(text(prev), ">" | "*" | "&"),
             _ => false,
         };
-        if prev_is_type && matches!(text(k + 1), "=" | ";" | "[" | "," | "(" | "{" | ":") {
+        if prev_is_type
+            && matches!(text(k + 1), "=" | ";" | "[" | "," | "(" | "{" | ":")
+            && starts_statement(src, toks, a, prev)
+        {
             out.push(text(k).to_string());
         }
     }
     out
+}
+
+/// True when the type-like tokens ending at `end` (names, `::`, `*`, `&`, `<...>`) begin a
+/// statement (after `;`, `{`, `}`, `for (` or at `a`): `T x` declares, `y & x[i]` does not.
+fn starts_statement(src: &str, toks: &[Token], a: usize, end: usize) -> bool {
+    let text = |i: usize| toks.get(i).map(|t| t.text(src)).unwrap_or("");
+    let mut j = end;
+    loop {
+        let w = text(j);
+        let typeish = match toks[j].kind {
+            TokenKind::Ident => !NOT_A_TYPE.contains(&w),
+            TokenKind::Punct => matches!(w, "::" | "*" | "&" | "&&" | ">" | "<" | ","),
+            TokenKind::Number => true,
+            _ => false,
+        };
+        if w == ">" {
+            // skip back over a template argument list
+            let mut depth = 0i32;
+            while j > a {
+                match text(j) {
+                    ">" => depth += 1,
+                    "<" => depth -= 1,
+                    ";" | "{" | "}" => return false,
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                j -= 1;
+            }
+        } else if !typeish || (w == "," && j == end) {
+            return matches!(w, ";" | "{" | "}") || (w == "(" && text(j.wrapping_sub(1)) == "for");
+        } else if w == "," || w == "<" {
+            // a comma or `<` outside a template argument list: an expression
+            return false;
+        }
+        if j == a {
+            return true;
+        }
+        j -= 1;
+    }
 }
 
 /// True when the function body `a..b` (its braces) only computes: every assignment and
@@ -238,5 +282,13 @@ mod tests {
         assert!(!pure("{ count <<= 1; }", &[]));
         assert!(!pure("{ ++count; }", &[]));
         assert!(!pure("{ threadgroup float* q = x; q[0] = 1; }", &["x"]));
+    }
+
+    #[test]
+    fn declarations_only_at_statement_starts() {
+        let body = "{ const uint8_t s = x & km[j]; for (int i = 0; i < 4; ++i) y[i] = s; metal::vec<float, 4> v = 0; float* p = &y[0]; }";
+        let t = significant(&lex(body, "", false).unwrap());
+        let d = declared_names(body, &t, 0, t.len());
+        assert_eq!(d, ["s", "i", "v", "p"]);
     }
 }

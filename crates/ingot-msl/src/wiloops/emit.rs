@@ -357,9 +357,26 @@ impl<'a> Former<'a> {
         for st in body {
             let Stmt::Simple(sp) = st else { continue };
             let sp = *sp;
-            if !matches!(r.decl(sp), Decl::Uniform)
-                || !matches!(self.text(sp.a), "constexpr" | "using" | "typedef")
-                || self.has_split(st)
+            // `const int N = 16 / sizeof(T);` is a constant expression too (and names a
+            // template argument later): it moves when its value is the same in every thread.
+            let compile_time = matches!(r.decl(sp), Decl::Uniform)
+                && matches!(self.text(sp.a), "constexpr" | "using" | "typedef");
+            let const_scalar = self.text(sp.a) == "const"
+                && matches!(r.decl(sp), Decl::Vars(ref v) if v.len() == 1 && !v[0].is_ref && !v[0].is_array);
+            if !(compile_time || const_scalar) || self.has_split(st) {
+                continue;
+            }
+            if const_scalar
+                && (sp.a..sp.b).any(|i| {
+                    let w = self.text(i);
+                    self.toks[i].kind == TokenKind::Ident
+                        && !matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::")
+                        && (self.params.per_thread.iter().any(|(n, _, _)| n == w)
+                            || self.modified_params.iter().any(|p| p == w)
+                            || self.collectives.contains(w)
+                            || self.replay.contains(w)
+                            || w.starts_with("atomic"))
+                })
             {
                 continue;
             }
@@ -942,6 +959,9 @@ impl<'a> Former<'a> {
     /// A simple statement without split points: a declaration whose names later statements
     /// use is hoisted; the rest joins the current region.
     fn simple(&mut self, sp: Span, later_text: &str) {
+        if self.moved.contains(&sp.a) {
+            return;
+        }
         let r = Reader {
             src: self.src,
             toks: self.toks,
